@@ -1,0 +1,72 @@
+"""benchkit: rerun AI coding tools on benchmark repositories, measure them against the
+change a human made, and keep every figure in Parquet.
+
+    import benchkit as bk
+    runs = bk.pilot("demo", arm="replay:agent-a", trials=3)
+    bk.runs()            # polars DataFrame; .to_pandas() for pandas
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import polars as pl
+
+from benchkit.benches import bundled, find_bench
+from benchkit.pilot import Stage, pilot_specs, run_pilots
+from benchkit.records import PilotSpec, Run
+from benchkit.spec import Bench, BenchError
+from benchkit.store import read_table, store_path
+
+
+def pilot(
+    bench: str | Path = "demo",
+    arm: str | Sequence[str] = "noop",
+    *,
+    executor: str = "local",
+    model: str = "",
+    max_cost: float | None = None,
+    trials: int = 1,
+    store: Path | str | None = None,
+    keep: bool = False,
+    on_stage: Stage | None = None,
+    on_run: Callable[[Run], None] | None = None,
+) -> list[Run]:
+    """Run (bench, arm, executor, model, max_cost, trial) pilots, record each, return them."""
+    arms = [arm] if isinstance(arm, str) else list(arm)
+    specs = pilot_specs(
+        str(bench), arms, executor=executor, model=model, max_cost=max_cost, trials=trials
+    )
+    return run_pilots(specs, store=store, keep=keep, on_stage=on_stage, on_run=on_run)
+
+
+def runs(store: Path | str | None = None) -> pl.DataFrame:
+    """The `runs` table of a store, oldest first, as a polars DataFrame."""
+    frame = read_table(store_path(store), "runs")
+    return frame.sort("started_at") if "started_at" in frame.columns else frame
+
+
+def table(name: str, store: Path | str | None = None) -> pl.DataFrame:
+    """Any table of a store (`runs`, `checks`, `sites`) as a polars DataFrame."""
+    return read_table(store_path(store), name)
+
+
+def benches() -> list[Bench]:
+    """The bundled benches."""
+    return [find_bench(path) for path in bundled()]
+
+
+__all__ = [
+    "Bench",
+    "BenchError",
+    "PilotSpec",
+    "Run",
+    "__version__",
+    "benches",
+    "pilot",
+    "runs",
+    "table",
+]

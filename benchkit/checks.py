@@ -1,0 +1,149 @@
+"""Checks: a bench's commands run on a tree, each with a status, a count and a log.
+
+A check runs with the worktree as its working directory and an allow-listed
+environment: nothing of the caller's PYTHONPATH, virtualenv or git settings leaks
+in, so the code under test resolves to the worktree (the bench's own `env` says how,
+say a PYTHONPATH into the worktree).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from benchkit import proc
+from benchkit.junit import ReportError, failed_count, parse_report
+from benchkit.records import CheckResult, CheckStatus, Phase
+from benchkit.spec import Bench, Check
+
+ALLOWED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM")
+
+# `python -m tool` prints this when the tool is not installed.
+_NO_MODULE = re.compile(r"^\S*python[\d.]*: No module named (\S+)\s*$", re.MULTILINE)
+
+
+def substitute(
+    command: str | Sequence[str], values: Mapping[str, str | Sequence[str]]
+) -> str | list[str]:
+    """Put values into `{name}` placeholders: shell-quoted in a string command; as
+    whole arguments in a list (a list value becomes several arguments)."""
+    if isinstance(command, str):
+        for name, value in values.items():
+            quoted = shlex.quote(value) if isinstance(value, str) else shlex.join(list(value))
+            command = command.replace("{" + name + "}", quoted)
+        return command
+    argv: list[str] = []
+    for arg in command:
+        whole = values.get(arg[1:-1]) if arg.startswith("{") and arg.endswith("}") else None
+        if whole is not None and not isinstance(whole, str):
+            argv.extend(whole)
+            continue
+        for name, value in values.items():
+            if isinstance(value, str):
+                arg = arg.replace("{" + name + "}", value)
+        argv.append(arg)
+    return argv
+
+
+def check_env(bench: Bench, worktree: Path) -> dict[str, str]:
+    env = {k: os.environ[k] for k in ALLOWED_ENV if k in os.environ}
+    # The python that runs benchkit comes first, with the tools installed beside it.
+    env["PATH"] = os.pathsep.join(
+        [os.path.dirname(sys.executable), env.get("PATH", "/usr/bin:/bin")]
+    )
+    env.setdefault("LANG", "C.UTF-8")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    for name, value in bench.file.env.items():
+        env[name] = value.replace("{worktree}", str(worktree))
+    return env
+
+
+def status_of(finished: proc.Finished, output: str) -> tuple[CheckStatus, str | None]:
+    """The status of a finished command, and a note on why when it is not plain."""
+    if finished.timed_out:
+        return "timeout", None
+    if finished.not_found:
+        return "missing", "command not found"
+    missing = _NO_MODULE.search(output)
+    if finished.exit_code != 0 and missing:
+        return "missing", f"no module named {missing.group(1)}"
+    return ("ok" if finished.exit_code == 0 else "fail"), None
+
+
+def count_from_output(regex: str, output: str, status: CheckStatus) -> int | None:
+    """The first group of the last match; 0 for a passing check that printed none."""
+    matches = re.findall(regex, output, re.MULTILINE)
+    if matches:
+        last = matches[-1]
+        return int(last[0] if isinstance(last, tuple) else last)
+    return 0 if status == "ok" else None
+
+
+def count_from_report(report: Path) -> tuple[int | None, str | None]:
+    """Failed and errored test cases in a JUnit report; a bad report has no count."""
+    if not report.exists():
+        return None, f"no test report at {report.name}"
+    try:
+        cases = parse_report(report.read_text(encoding="utf-8", errors="replace"))
+    except ReportError as exc:
+        return None, f"{report.name}: {exc}"
+    if not cases:
+        return None, f"{report.name}: the report names no test"
+    return failed_count(cases), None
+
+
+def run_check(
+    check: Check,
+    *,
+    phase: Phase,
+    bench: Bench,
+    worktree: Path,
+    logs: Path,
+) -> CheckResult:
+    """Run one check on a tree and read its status and count."""
+    report = worktree / bench.file.tests.report if bench.file.tests else None
+    by_report = check.count is not None and check.count.junit
+    if report is not None and by_report:
+        report.unlink(missing_ok=True)  # a stale report must not pass for a new one
+    log_path = logs / f"{phase}-{check.name}.log"
+    log_path.unlink(missing_ok=True)
+    values = {"worktree": str(worktree), "report": str(report or "")}
+    finished = proc.run(
+        substitute(check.command, values),
+        cwd=worktree,
+        env=check_env(bench, worktree),
+        log_path=log_path,
+        timeout_s=check.timeout,
+    )
+    output = log_path.read_text(encoding="utf-8", errors="replace")
+    status, note = status_of(finished, output)
+    count: int | None = None
+    if check.count is not None and check.count.regex is not None:
+        count = count_from_output(check.count.regex, output, status)
+    elif by_report and report is not None and status in ("ok", "fail"):
+        count, problem = count_from_report(report)
+        if problem is not None:
+            status, note = "fail", problem  # no report, no pass
+    return CheckResult(
+        check=check.name,
+        phase=phase,
+        status=status,
+        exit_code=finished.exit_code,
+        duration_s=round(finished.duration_s, 3),
+        count=count,
+        note=note,
+        log_path=str(log_path),
+    )
+
+
+def run_checks(
+    bench: Bench, *, phase: Phase, worktree: Path, logs: Path
+) -> tuple[CheckResult, ...]:
+    return tuple(
+        run_check(c, phase=phase, bench=bench, worktree=worktree, logs=logs)
+        for c in bench.file.checks
+    )

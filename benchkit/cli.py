@@ -1,0 +1,123 @@
+"""The `benchkit` command: parse, call one library function, print."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+import click
+
+import benchkit
+from benchkit.arms import ArmError
+from benchkit.records import Run, run_row
+from benchkit.spec import BenchError
+from benchkit.summary import line, table
+
+BAD_INPUT = 2
+
+
+def _fail(message: str) -> None:
+    click.echo(f"benchkit: {message}", err=True)
+    sys.exit(BAD_INPUT)
+
+
+@click.group()
+@click.version_option(benchkit.__version__, prog_name="benchkit")
+def main() -> None:
+    """Rerun AI coding tools on benchmark repositories and keep every figure."""
+    warnings.simplefilter("always")
+    warnings.formatwarning = lambda message, *_args, **_kw: f"benchkit: warning: {message}\n"
+
+
+@main.command()
+@click.option("--bench", default="demo", show_default=True, help="Bundled name or path.")
+@click.option(
+    "--arm",
+    "arms",
+    multiple=True,
+    default=["noop"],
+    show_default=True,
+    help="noop, human or replay:<name or path>; repeat for several.",
+)
+@click.option("--executor", default="local", show_default=True)
+@click.option("--model", default="", help="Model name handed to the arm.")
+@click.option("--max-cost", type=float, default=None, help="Budget cap in USD.")
+@click.option("--trials", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--store",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Store folder [default: $BENCHKIT_STORE or data/runs].",
+)
+@click.option("--keep", is_flag=True, help="Keep each pilot's worktree.")
+def pilot(
+    bench: str,
+    arms: tuple[str, ...],
+    executor: str,
+    model: str,
+    max_cost: float | None,
+    trials: int,
+    store: Path | None,
+    keep: bool,
+) -> None:
+    """Run pilots, record them, and print one line per run and a table."""
+
+    def progress(label: str, stage: str) -> None:
+        if stage == "prepare":
+            click.echo(f"{label}:", nl=False, err=True)
+        click.echo(f" {stage}", nl=stage == "cleanup", err=True)
+
+    def done(run: Run) -> None:
+        click.echo(line(run_row(run)))
+
+    try:
+        runs = benchkit.pilot(
+            bench,
+            arm=list(arms),
+            executor=executor,
+            model=model,
+            max_cost=max_cost,
+            trials=trials,
+            store=store,
+            keep=keep,
+            on_stage=progress,
+            on_run=done,
+        )
+    except (BenchError, ArmError) as exc:
+        _fail(str(exc))
+        return
+    click.echo("")
+    click.echo(table([run_row(r) for r in runs]))
+    if any(r.status != "ok" for r in runs):
+        sys.exit(1)
+
+
+@main.command()
+@click.option(
+    "--store",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Store folder [default: $BENCHKIT_STORE or data/runs].",
+)
+@click.option("--bench", default=None, help="Only this bench.")
+def runs(store: Path | None, bench: str | None) -> None:
+    """List the runs in the store."""
+    frame = benchkit.runs(store)
+    if bench is not None:
+        frame = frame.filter(frame["bench"] == bench)
+    if frame.is_empty():
+        click.echo("no runs", err=True)
+        return
+    click.echo(table(frame.to_dicts()))
+
+
+@main.command()
+def benches() -> None:
+    """List the bundled benches."""
+    for bench in benchkit.benches():
+        click.echo(f"{bench.name:<12} {bench.folder}  {bench.file.description}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,239 @@
+"""One pilot, stage by stage: prepare, baseline, execute, verify, score, record, cleanup.
+
+Everything that can be wrong with the input (the bench file, the arm, the refs) is
+checked before the first stage, so a bad input writes nothing. From `prepare` on, a
+pilot always produces exactly one run record, whatever the arm does.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+
+from benchkit import __version__
+from benchkit.arms import Arm, ArmContext, ArmOutcome, resolve_arm
+from benchkit.benches import find_bench
+from benchkit.checks import run_checks
+from benchkit.records import CheckResult, PilotSpec, Run, RunStatus, SiteResult
+from benchkit.sites import Coverage, parse_diff, score
+from benchkit.spec import Bench
+from benchkit.store import store_path, write_run
+from benchkit.workspace import (
+    Repository,
+    add_worktree,
+    cache_dir,
+    diff,
+    file_lines,
+    prepare_repository,
+    remove_worktree,
+    snapshot,
+)
+
+Stage = Callable[[str, str], None]
+"""Told `(pilot label, stage name)` as each stage begins; the label reads `demo human #1`."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    """A pilot whose inputs have all been checked."""
+
+    spec: PilotSpec
+    bench: Bench
+    arm: Arm
+    repository: Repository
+
+
+def plan(specs: list[PilotSpec]) -> list[Plan]:
+    """Check every input of the pilots; raises `BenchError` or `ArmError`, writes nothing."""
+    ready: dict[str, tuple[Bench, Repository]] = {}
+    plans = []
+    for spec in specs:
+        if spec.bench not in ready:
+            bench = find_bench(spec.bench)
+            ready[spec.bench] = bench, prepare_repository(bench)
+        bench, repository = ready[spec.bench]
+        arm = resolve_arm(bench, spec.arm)
+        plans.append(Plan(spec=spec, bench=bench, arm=arm, repository=repository))
+    return plans
+
+
+def new_run_id(now: datetime) -> str:
+    return f"{now:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.phases: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.phases[name] = round(self.phases.get(name, 0.0) + time.perf_counter() - started, 4)
+
+
+def _score(p: Plan, tree: str) -> Coverage:
+    repo = p.repository
+    human = parse_diff(diff(repo.mirror, repo.base_sha, repo.human_sha))
+    arm_diff = diff(repo.mirror, repo.base_sha, tree)
+
+    @cache
+    def base_text(path: str) -> list[str] | None:
+        return file_lines(repo.mirror, repo.base_sha, path)
+
+    return score(
+        human, parse_diff(arm_diff), exclude=p.bench.file.sites.exclude, base_text=base_text
+    )
+
+
+def _site_results(coverage: Coverage) -> tuple[SiteResult, ...]:
+    return tuple(
+        SiteResult(
+            site=s.site.index,
+            file=s.site.file,
+            kind=s.site.kind,
+            start=s.site.start,
+            length=s.site.length,
+            covered=s.covered,
+            matched=s.matched,
+        )
+        for s in coverage.sites
+    )
+
+
+def execute_plan(p: Plan, store: Path, *, keep: bool = False, on_stage: Stage | None = None) -> Run:
+    """Run one planned pilot and record it in the store."""
+    spec, bench, repo = p.spec, p.bench, p.repository
+    started_at = datetime.now(UTC)
+    run_id = new_run_id(started_at)
+    artifacts = store / "artifacts" / run_id
+    logs = artifacts / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    work = cache_dir() / "worktrees"
+    work.mkdir(parents=True, exist_ok=True)
+    worktree = work / run_id
+    base_tree = work / f"{run_id}-base"
+    clock = _Clock()
+
+    label = f"{bench.name} {spec.arm} #{spec.trial}"
+
+    def stage(name: str) -> None:
+        if on_stage is not None:
+            on_stage(label, name)
+
+    outcome = ArmOutcome(ok=False, failure_kind="other", detail="the arm did not run")
+    status: RunStatus = "failed"
+    checks: list[CheckResult] = []
+    tree = repo.base_sha
+    try:
+        stage("prepare")
+        with clock.stage("prepare"):
+            add_worktree(repo.mirror, repo.base_sha, worktree)
+            add_worktree(repo.mirror, repo.base_sha, base_tree)
+        stage("baseline")
+        with clock.stage("baseline"):
+            checks.extend(run_checks(bench, phase="base", worktree=base_tree, logs=logs))
+            remove_worktree(repo.mirror, base_tree)
+        stage("execute")
+        with clock.stage("execute"):
+            try:
+                outcome = p.arm.run(
+                    ArmContext(bench=bench, repository=repo, worktree=worktree, logs=logs)
+                )
+            finally:
+                tree = snapshot(worktree)  # at once, before any check can touch the tree
+        status = "ok" if outcome.ok else "failed"
+        if outcome.ok:
+            stage("verify")
+            with clock.stage("verify"):
+                checks.extend(run_checks(bench, phase="after", worktree=worktree, logs=logs))
+    except KeyboardInterrupt:
+        status = "interrupted"
+        outcome = ArmOutcome(ok=False, failure_kind="interrupted", detail="interrupted")
+        raise
+    finally:
+        stage("score")
+        with clock.stage("score"):
+            coverage = _score(p, tree)
+            full_patch = diff(repo.mirror, repo.base_sha, tree, context=3, binary=True)
+            (artifacts / "agent.patch").write_text(full_patch, errors="surrogateescape")
+        run = Run(
+            run_id=run_id,
+            spec=spec,
+            bench=bench.name,
+            bench_path=str(bench.path),
+            status=status,
+            failure_kind=None if status == "ok" else outcome.failure_kind,
+            failure_detail=None if status == "ok" else outcome.detail,
+            base_sha=repo.base_sha,
+            human_sha=repo.human_sha,
+            benchkit_version=__version__,
+            started_at=started_at,
+            phases=dict(clock.phases),
+            sites_total=coverage.total,
+            sites_covered=coverage.covered,
+            sites_matched=coverage.matched,
+            sites_unrelated=coverage.unrelated,
+            files_recall=coverage.files_recall,
+            files_precision=coverage.files_precision,
+            diff_lines=coverage.arm_lines,
+            worktree=str(worktree) if keep else None,
+            artifacts=str(artifacts),
+            checks=tuple(checks),
+            sites=_site_results(coverage),
+            check_names=tuple(c.name for c in bench.file.checks),
+        )
+        stage("record")
+        write_run(store, run)
+        stage("cleanup")
+        for folder in (base_tree, worktree):
+            if folder.exists() and not (keep and folder == worktree):
+                remove_worktree(repo.mirror, folder)
+    return run
+
+
+def pilot_specs(
+    bench: str,
+    arms: list[str],
+    *,
+    executor: str = "local",
+    model: str = "",
+    max_cost: float | None = None,
+    trials: int = 1,
+) -> list[PilotSpec]:
+    return [
+        PilotSpec(
+            bench=bench, arm=arm, executor=executor, model=model, max_cost=max_cost, trial=trial
+        )
+        for arm in arms
+        for trial in range(1, trials + 1)
+    ]
+
+
+def run_pilots(
+    specs: list[PilotSpec],
+    *,
+    store: Path | str | None = None,
+    keep: bool = False,
+    on_stage: Stage | None = None,
+    on_run: Callable[[Run], None] | None = None,
+) -> list[Run]:
+    """Plan every pilot first (a bad input stops them all before anything is written),
+    then run them one after another."""
+    plans = plan(specs)
+    folder = store_path(store)
+    runs = []
+    for p in plans:
+        run = execute_plan(p, folder, keep=keep, on_stage=on_stage)
+        runs.append(run)
+        if on_run is not None:
+            on_run(run)
+    return runs

@@ -1,0 +1,350 @@
+"""Coverage of the human reference: sites, covered, matched, unrelated, files.
+
+Pure functions over parsed diffs. A diff is parsed from `git diff -U0 -M` text into
+`FileChange` records; all positions are on the base (old) side.
+
+A **site** is one hunk of the human diff: a run of base lines the human modified or
+removed, or a pure insertion anchored after base line `start` (0 = top of file).
+A rename with no content change and a changed binary file are one site each.
+
+The arm **covers** a site when one of its hunks touches it: it changes a base line
+of the site, or it inserts at the site's anchor. A hunk that replaces lines `a..b`
+also touches the anchors `a-1..b` at its edges, since `-U0` cannot say on which side
+of the replaced lines an insertion fell. The arm **matches** a site when, over the
+smallest base region holding the site and every hunk of either side that touches it,
+both diffs leave the same text up to whitespace. An arm hunk that touches no site is
+**unrelated**.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from unidiff.errors import UnidiffParseError
+from unidiff.patch import PatchSet
+
+SiteKind = str  # "lines" | "insert" | "rename" | "binary"
+
+_INDEX_LINE = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)", re.MULTILINE)
+
+
+class DiffError(ValueError):
+    """A diff that cannot be parsed."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Hunk:
+    """One `-U0` hunk: base lines `start..start+length-1` become `new_lines`.
+
+    When `length` is 0 the hunk is a pure insertion after base line `start`.
+    """
+
+    start: int
+    length: int
+    new_lines: tuple[str, ...]
+
+    @property
+    def end(self) -> int:
+        """Last base line replaced (start - 1 for an insertion)."""
+        return self.start + self.length - 1
+
+    def touches(self, other: Hunk) -> bool:
+        if self.length and other.length:
+            return self.start <= other.end and other.start <= self.end
+        if not self.length and not other.length:
+            return self.start == other.start
+        insertion, block = (self, other) if not self.length else (other, self)
+        return block.start - 1 <= insertion.start <= block.end
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileChange:
+    """What one diff did to one file."""
+
+    old_path: str | None  # None for a new file
+    new_path: str | None  # None for a deleted file
+    hunks: tuple[Hunk, ...] = ()
+    binary: bool = False
+    new_blob: str | None = None  # abbreviated blob id of the result, from the index line
+
+    @property
+    def path(self) -> str:
+        """The base path, or the new path for a new file."""
+        return self.old_path or self.new_path or ""
+
+    @property
+    def is_rename(self) -> bool:
+        return (
+            self.old_path is not None
+            and self.new_path is not None
+            and self.old_path != self.new_path
+        )
+
+    @property
+    def lines_changed(self) -> int:
+        return sum(h.length + len(h.new_lines) for h in self.hunks)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Site:
+    index: int
+    file: str
+    kind: SiteKind
+    start: int
+    length: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class SiteScore:
+    site: Site
+    covered: bool
+    matched: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class Coverage:
+    sites: tuple[SiteScore, ...]
+    unrelated: int
+    files_recall: float | None
+    files_precision: float | None
+    arm_lines: int
+
+    @property
+    def total(self) -> int:
+        return len(self.sites)
+
+    @property
+    def covered(self) -> int:
+        return sum(s.covered for s in self.sites)
+
+    @property
+    def matched(self) -> int:
+        return sum(s.matched for s in self.sites)
+
+
+def _strip_prefix(name: str | None) -> str | None:
+    if name is None or name == "/dev/null":
+        return None
+    return name[2:] if name[:2] in ("a/", "b/") else name
+
+
+def parse_diff(text: str) -> tuple[FileChange, ...]:
+    """Parse `git diff -U0` output into one `FileChange` per file."""
+    if not text.strip():
+        return ()
+    try:
+        patch = PatchSet(text)
+    except UnidiffParseError as exc:
+        raise DiffError(f"unreadable diff: {exc}") from exc
+    changes = []
+    for f in patch:
+        old = _strip_prefix(f.source_file)
+        new = _strip_prefix(f.target_file)
+        if f.is_added_file:
+            old = None
+        if f.is_removed_file:
+            new = None
+        blob = _INDEX_LINE.search(str(f.patch_info or ""))
+        hunks = tuple(
+            Hunk(
+                start=h.source_start,
+                length=h.source_length,
+                new_lines=tuple(line.value for line in h.target_lines()),
+            )
+            for h in f
+        )
+        changes.append(
+            FileChange(
+                old_path=old,
+                new_path=new,
+                hunks=hunks,
+                binary=bool(f.is_binary_file),
+                new_blob=blob.group(2) if blob else None,
+            )
+        )
+    return tuple(changes)
+
+
+def excluded(path: str, globs: Sequence[str]) -> bool:
+    """True when a path matches one of the globs (`*` also crosses `/`)."""
+    return any(fnmatch.fnmatchcase(path, g) for g in globs)
+
+
+def _kept(changes: Iterable[FileChange], globs: Sequence[str]) -> list[FileChange]:
+    return [
+        c
+        for c in changes
+        if not any(excluded(p, globs) for p in (c.old_path, c.new_path) if p is not None)
+    ]
+
+
+def _units(change: FileChange) -> list[tuple[SiteKind, Hunk | None]]:
+    """The site-sized units of one file's change: its hunks, or one whole-file unit."""
+    if change.binary:
+        return [("binary", None)]
+    if not change.hunks:
+        return [("rename", None)] if change.is_rename else []
+    return [("insert" if h.length == 0 else "lines", h) for h in change.hunks]
+
+
+def human_sites(human: Iterable[FileChange], exclude: Sequence[str] = ()) -> list[Site]:
+    """The sites of a human diff, in diff order, with the globs left out."""
+    sites: list[Site] = []
+    for change in _kept(human, exclude):
+        for kind, hunk in _units(change):
+            sites.append(
+                Site(
+                    index=len(sites),
+                    file=change.path,
+                    kind=kind,
+                    start=hunk.start if hunk else 0,
+                    length=hunk.length if hunk else 0,
+                )
+            )
+    return sites
+
+
+def normalize(lines: Iterable[str]) -> str:
+    """Text with every whitespace character removed: the 'up to whitespace' rule."""
+    return "".join("".join(lines).split())
+
+
+def _region(hunks: Sequence[Hunk]) -> tuple[int, int]:
+    """Base lines `lo..hi` spanned by hunks (hi = lo - 1 when only insertions)."""
+    lo = min(h.start + 1 if h.length == 0 else h.start for h in hunks)
+    hi = max(h.end if h.length else h.start for h in hunks)
+    return lo, max(hi, lo - 1)
+
+
+def _apply(hunks: Sequence[Hunk], lo: int, hi: int, base: Sequence[str] | None) -> list[str] | None:
+    """The text of base lines `lo..hi` after the hunks; None if base text is needed but absent."""
+    out: list[str] = []
+    pos = lo
+
+    def take(upto: int) -> bool:
+        nonlocal pos
+        if upto >= pos:
+            if base is None or upto > len(base):
+                return False
+            out.extend(base[pos - 1 : upto])
+        pos = max(pos, upto + 1)
+        return True
+
+    for h in sorted(hunks, key=lambda h: (h.start + (0 if h.length else 0.5), h.length)):
+        if not take(h.start if h.length == 0 else h.start - 1):
+            return None
+        out.extend(h.new_lines)
+        pos = max(pos, h.end + 1)
+    if not take(hi):
+        return None
+    return out
+
+
+def _match(
+    site_hunk: Hunk,
+    human_hunks: Sequence[Hunk],
+    arm_hunks: Sequence[Hunk],
+    base: Sequence[str] | None,
+) -> bool:
+    involved_arm = [h for h in arm_hunks if h.touches(site_hunk)]
+    involved_human = [site_hunk]
+    # Grow the region until no hunk of either side straddles its edge.
+    while True:
+        lo, hi = _region(involved_human + involved_arm)
+        probe = Hunk(start=lo, length=hi - lo + 1, new_lines=()) if hi >= lo else None
+        more_human = [
+            h
+            for h in human_hunks
+            if h not in involved_human and (h.touches(probe) if probe else h.touches(site_hunk))
+        ]
+        more_arm = [
+            h
+            for h in arm_hunks
+            if h not in involved_arm and (h.touches(probe) if probe else h.touches(site_hunk))
+        ]
+        if not more_human and not more_arm:
+            break
+        involved_human += more_human
+        involved_arm += more_arm
+    human_text = _apply(involved_human, lo, hi, base)
+    arm_text = _apply(involved_arm, lo, hi, base)
+    if human_text is None or arm_text is None:
+        return False
+    return normalize(human_text) == normalize(arm_text)
+
+
+BaseText = Callable[[str], Sequence[str] | None]
+
+
+def _no_base(_: str) -> None:
+    return None
+
+
+def score(
+    human: Sequence[FileChange],
+    arm: Sequence[FileChange],
+    *,
+    exclude: Sequence[str] = (),
+    base_text: BaseText | Mapping[str, Sequence[str]] = _no_base,
+) -> Coverage:
+    """Score an arm's diff against the human reference.
+
+    `base_text(path)` gives a base file's lines (with their line ends); it is only
+    needed where matching must read base lines that neither diff replaces.
+    """
+    lookup: BaseText = base_text.get if isinstance(base_text, Mapping) else base_text
+    kept_human = _kept(human, exclude)
+    kept_arm = _kept(arm, exclude)
+    arm_by_path = {c.path: c for c in kept_arm}
+    human_by_path = {c.path: c for c in kept_human}
+
+    scores: list[SiteScore] = []
+    for site in human_sites(kept_human):
+        mine = human_by_path[site.file]
+        theirs = arm_by_path.get(site.file)
+        covered = matched = False
+        if theirs is not None:
+            if site.kind in ("rename", "binary"):
+                covered = theirs.is_rename if site.kind == "rename" else True
+                if site.kind == "rename":
+                    matched = covered and theirs.new_path == mine.new_path
+                else:
+                    matched = theirs.binary and theirs.new_blob == mine.new_blob
+            else:
+                hunk = Hunk(
+                    start=site.start,
+                    length=site.length,
+                    new_lines=next(
+                        h.new_lines
+                        for h in mine.hunks
+                        if (h.start, h.length) == (site.start, site.length)
+                    ),
+                )
+                covered = any(h.touches(hunk) for h in theirs.hunks)
+                matched = covered and _match(hunk, mine.hunks, theirs.hunks, lookup(site.file))
+        scores.append(SiteScore(site=site, covered=covered, matched=matched))
+
+    unrelated = 0
+    for change in kept_arm:
+        mine_or_none = human_by_path.get(change.path)
+        for kind, unit in _units(change):
+            if mine_or_none is None:
+                unrelated += 1
+            elif unit is None:
+                unrelated += kind == "rename" and not mine_or_none.is_rename
+            elif not any(unit.touches(h) for h in mine_or_none.hunks):
+                unrelated += 1
+
+    human_files = set(human_by_path)
+    arm_files = set(arm_by_path)
+    both = len(human_files & arm_files)
+    return Coverage(
+        sites=tuple(scores),
+        unrelated=unrelated,
+        files_recall=both / len(human_files) if human_files else None,
+        files_precision=both / len(arm_files) if arm_files else None,
+        arm_lines=sum(c.lines_changed for c in kept_arm),
+    )

@@ -1,0 +1,78 @@
+"""The store: a folder of Parquet datasets, one file per pilot per table.
+
+Each file is written under a temporary name and renamed into place, so parallel
+pilots never collide and a crash never leaves half a file. A run's detail tables
+are written before its `runs` row, which is what makes the run visible.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from benchkit.records import Run, check_rows, run_row, site_rows, table_schema
+
+DEFAULT_STORE = Path("data/runs")
+
+
+class StoreWarning(UserWarning):
+    """A store file that could not be read and was skipped."""
+
+
+def store_path(store: Path | str | None = None) -> Path:
+    if store is not None:
+        return Path(store)
+    return Path(os.environ.get("BENCHKIT_STORE") or DEFAULT_STORE)
+
+
+def write_table(
+    store: Path, table: str, name: str, rows: list[dict[str, Any]], schema: pa.Schema
+) -> Path:
+    """Write one Parquet file atomically: a temporary name in the same folder, then rename."""
+    folder = store / table
+    folder.mkdir(parents=True, exist_ok=True)
+    final = folder / f"{name}.parquet"
+    handle, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    os.close(handle)
+    try:
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), tmp)
+        os.replace(tmp, final)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return final
+
+
+def write_run(store: Path, run: Run) -> None:
+    write_table(store, "sites", run.run_id, site_rows(run), table_schema("sites"))
+    write_table(store, "checks", run.run_id, check_rows(run), table_schema("checks"))
+    write_table(store, "runs", run.run_id, [run_row(run)], table_schema("runs", run.check_names))
+
+
+def _files(store: Path, table: str) -> Iterable[Path]:
+    folder = store / table
+    return sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+
+
+def read_table(store: Path | str | None, table: str) -> pl.DataFrame:
+    """Every file of one table as one DataFrame; an unreadable file is skipped with a
+    warning that names it, and the rest loads."""
+    frames: list[pl.DataFrame] = []
+    for path in _files(store_path(store), table):
+        try:
+            frames.append(pl.read_parquet(path))
+        except Exception as exc:  # any unreadable file: name it, keep the rest
+            warnings.warn(f"skipped {path}: {exc}", StoreWarning, stacklevel=2)
+    if not frames:
+        frame = pl.from_arrow(table_schema(table).empty_table())
+        assert isinstance(frame, pl.DataFrame)
+        return frame
+    return pl.concat(frames, how="diagonal_relaxed")

@@ -1,0 +1,124 @@
+"""Shared fixtures: real git repositories and benches in temporary folders."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from benchkit.workspace import git_env
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "data" / "benches" / "demo"
+
+
+def sh_git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=repo, env=git_env(), check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own cache and store, never the user's."""
+    monkeypatch.setenv("BENCHKIT_CACHE", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("BENCHKIT_STORE", str(tmp_path_factory.mktemp("store")))
+
+
+@dataclass(frozen=True)
+class TinyRepo:
+    """A real git repository with a base commit and a human commit on branch `human`."""
+
+    path: Path
+    base: str
+    human: str
+    bench_dir: Path
+
+    @property
+    def bench_file(self) -> Path:
+        return self.bench_dir / "bench.toml"
+
+
+BASE_FILES = {
+    "calc.py": "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+    "util.py": "NAME = 'calc'\nVERSION = 1\n",
+    "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    ".gitignore": "ignored/\n*.log\n",
+}
+
+HUMAN_FILES = {
+    "calc.py": "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\n"
+    "def mul(a, b):\n    return a * b\n",
+    "util.py": "NAME = 'calc'\nVERSION = 2\n",
+    "test_calc.py": "from calc import add, mul\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    "\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+}
+
+TINY_BENCH = """\
+name = "tiny"
+instruction = "Add mul() to calc and bump VERSION."
+
+[repo]
+git = "{repo}"
+base = "main"
+
+[human]
+ref = "human"
+
+[[checks]]
+name = "lint"
+command = "python -c 'import calc, util'"
+timeout = 30
+
+[[checks]]
+name = "test"
+command = "python -m pytest -q -p no:cacheprovider --junitxml {{report}}"
+timeout = 60
+count = "junit"
+
+[tests]
+report = "junit.xml"
+alone = "python -m pytest -q -p no:cacheprovider --junitxml {{report}} {{files}}"
+
+[sites]
+exclude = ["test_*.py"]
+
+[env]
+PYTEST_DISABLE_PLUGIN_AUTOLOAD = "1"
+PYTHONPATH = "{{worktree}}"
+"""
+
+
+def write_files(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Iterator[TinyRepo]:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    sh_git(repo, "init", "--quiet", "--initial-branch", "main")
+    write_files(repo, BASE_FILES)
+    sh_git(repo, "add", "-A")
+    sh_git(repo, "commit", "--quiet", "-m", "base")
+    base = sh_git(repo, "rev-parse", "HEAD")
+    sh_git(repo, "checkout", "--quiet", "-b", "human")
+    write_files(repo, HUMAN_FILES)
+    sh_git(repo, "commit", "--quiet", "-am", "human")
+    human = sh_git(repo, "rev-parse", "HEAD")
+    sh_git(repo, "checkout", "--quiet", "main")
+    bench_dir = tmp_path / "bench"
+    (bench_dir / "patches").mkdir(parents=True)
+    (bench_dir / "bench.toml").write_text(TINY_BENCH.format(repo=repo))
+    yield TinyRepo(path=repo, base=base, human=human, bench_dir=bench_dir)
+
+
+def dedent(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")

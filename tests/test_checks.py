@@ -1,0 +1,116 @@
+"""Check commands: placeholders, statuses, counts, and the process group on timeout."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from benchkit import proc
+from benchkit.checks import count_from_output, status_of, substitute
+from benchkit.junit import parse_report
+
+
+def test_string_commands_get_shell_quoted_values(tmp_path: Path) -> None:
+    nasty = "a b; touch pwned $(touch pwned2) 'q'\nnext"
+    command = substitute("printf '%s|' {files} > out.txt", {"files": [nasty, "plain"]})
+    assert isinstance(command, str)
+    subprocess.run(["/bin/sh", "-c", command], cwd=tmp_path, check=True)
+    assert (tmp_path / "out.txt").read_text() == f"{nasty}|plain|"
+    assert not (tmp_path / "pwned").exists()
+    assert not (tmp_path / "pwned2").exists()
+
+
+def test_list_commands_get_whole_arguments() -> None:
+    argv = substitute(
+        ["pytest", "--junitxml={report}", "{files}"],
+        {"report": "r 1.xml", "files": ["a.py", "b c.py"]},
+    )
+    assert argv == ["pytest", "--junitxml=r 1.xml", "a.py", "b c.py"]
+
+
+def _finished(
+    code: int | None, *, timed_out: bool = False, not_found: bool = False
+) -> proc.Finished:
+    return proc.Finished(exit_code=code, timed_out=timed_out, not_found=not_found, duration_s=0.1)
+
+
+def test_statuses() -> None:
+    assert status_of(_finished(0), "") == ("ok", None)
+    assert status_of(_finished(1), "E501") == ("fail", None)
+    assert status_of(_finished(None, timed_out=True), "") == ("timeout", None)
+    assert status_of(_finished(127, not_found=True), "") == ("missing", "command not found")
+    out = "/venv/bin/python3: No module named mypy\n"
+    assert status_of(_finished(1), out) == ("missing", "no module named mypy")
+    # an import error inside the tool's own run is a failure, not a missing tool
+    assert status_of(_finished(1), "ModuleNotFoundError: No module named 'tally'\n")[0] == "fail"
+
+
+def test_counts_from_output() -> None:
+    regex = r"Found (\d+) errors? in"
+    assert count_from_output(regex, "x\nFound 3 errors in 2 files (checked 8)\n", "fail") == 3
+    assert count_from_output(regex, "Success: no issues found\n", "ok") == 0
+    assert count_from_output(regex, "Traceback ...\n", "fail") is None  # unreadable: no count
+
+
+def test_a_timeout_stops_the_whole_group(tmp_path: Path) -> None:
+    marker = tmp_path / "grandchild.pid"
+    script = f"sh -c 'echo $$ > {marker}; sleep 60' & sleep 60"
+    started = time.monotonic()
+    done = proc.run(
+        script,
+        cwd=tmp_path,
+        env=dict(os.environ),
+        log_path=tmp_path / "log",
+        timeout_s=0.5,
+        grace_s=2,
+    )
+    assert done.timed_out
+    assert time.monotonic() - started < 5
+    grandchild = int(marker.read_text())
+    time.sleep(0.1)
+    assert (
+        not Path(f"/proc/{grandchild}").exists()
+        or "Z" in Path(f"/proc/{grandchild}/stat").read_text().split()[2]
+    )
+    assert "timed out after 0.5 s" in (tmp_path / "log").read_text()
+
+
+def test_pytest_reports_map_to_files(tmp_path: Path) -> None:
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_a.py").write_text(
+        "import pytest\n\ndef test_ok():\n    pass\n\ndef test_bad():\n    assert 0\n\n"
+        "class TestGroup:\n    def test_in_class(self):\n        pass\n\n"
+        "@pytest.mark.skip(reason='later')\ndef test_later():\n    pass\n"
+    )
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    for family in ("xunit1", "xunit2"):
+        report = tmp_path / f"{family}.xml"
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                f"--junitxml={report}",
+                "-o",
+                f"junit_family={family}",
+                "tests",
+            ],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+        )
+        cases = parse_report(report.read_text())
+        assert {c.file for c in cases} == {"tests/test_a.py"}, family
+        assert sorted((c.name, c.outcome) for c in cases) == [
+            ("test_bad", "failed"),
+            ("test_in_class", "passed"),
+            ("test_later", "skipped"),
+            ("test_ok", "passed"),
+        ]

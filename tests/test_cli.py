@@ -1,0 +1,69 @@
+"""The `benchkit` command as a user runs it: a real process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import benchkit
+from tests.conftest import TinyRepo
+
+
+def _benchkit(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "BENCHKIT_STORE": str(store)}
+    return subprocess.run(
+        [sys.executable, "-m", "benchkit.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def test_benches_lists_the_demo(tmp_path: Path) -> None:
+    done = _benchkit("benches", store=tmp_path)
+    assert done.returncode == 0
+    assert done.stdout.startswith("demo ")
+
+
+def test_pilot_prints_a_line_per_run_and_a_table(tiny: TinyRepo, tmp_path: Path) -> None:
+    done = _benchkit(
+        "pilot", "--bench", str(tiny.bench_dir), "--arm", "human", "--arm", "noop", store=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("human #1: ok  lint=ok test=ok  covered 2/2  matched 2  unrelated 0")
+    assert lines[1].startswith("noop #1: ok  lint=ok test=ok  covered 0/2")
+    header = lines[3].split()
+    assert header[:4] == ["run_id", "arm", "trial", "status"]
+    assert [row.split()[1] for row in lines[4:]] == ["human", "noop"]
+    # progress went to stderr, stage by stage
+    assert "tiny human #1: prepare baseline execute verify score record cleanup" in done.stderr
+
+
+def test_a_failed_run_exits_1_and_is_listed(tiny: TinyRepo, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.patch"
+    bad.write_text("--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-a\n+b\n")
+    done = _benchkit(
+        "pilot", "--bench", str(tiny.bench_dir), "--arm", f"replay:{bad}", store=tmp_path
+    )
+    assert done.returncode == 1
+    assert "failed (patch)" in done.stdout
+    listed = _benchkit("runs", store=tmp_path)
+    assert listed.returncode == 0
+    assert "failed (patch)" in listed.stdout
+    assert len(benchkit.runs(tmp_path)) == 1
+
+
+def test_runs_on_an_empty_store(tmp_path: Path) -> None:
+    done = _benchkit("runs", store=tmp_path / "empty")
+    assert done.returncode == 0
+    assert done.stderr.strip() == "no runs"
+
+
+def test_public_face() -> None:
+    assert benchkit.__all__ == sorted(benchkit.__all__)
+    for name in benchkit.__all__:
+        assert hasattr(benchkit, name), name

@@ -1,0 +1,124 @@
+"""The bundled demo bench, end to end: what `make demo` shows, and why it can be trusted."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import benchkit
+from benchkit.benches import find_bench
+from benchkit.sites import human_sites, parse_diff
+from benchkit.workspace import diff, prepare_repository
+from tests.conftest import DEMO
+
+# The demo's commits are built with a fixed author and fixed dates: the same on
+# every machine. A change to base/ or human.patch changes them, on purpose.
+DEMO_BASE_SHA = "82049d27cf62a20be21b0822476a1861acb4f47e"
+DEMO_HUMAN_SHA = "ab4a672b11300903bef1ca4f66822fe185780b84"
+ARMS = ["human", "noop", "replay:agent-a", "replay:agent-b"]
+
+
+@pytest.fixture(scope="module")
+def demo_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pl.DataFrame]:
+    store = tmp_path_factory.mktemp("demo-store")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("BENCHKIT_CACHE", str(tmp_path_factory.mktemp("demo-cache")))
+        benchkit.pilot("demo", arm=ARMS, store=store)
+        yield benchkit.runs(store)
+
+
+def _row(runs: pl.DataFrame, arm: str) -> dict[str, object]:
+    [row] = runs.filter(pl.col("arm") == arm).to_dicts()
+    return row
+
+
+def test_demo_shas_are_the_same_everywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two fresh copies of the bench, as two clones would have them, each built in its
+    # own cache: same shas, and the pinned ones.
+    shas = []
+    for n in (1, 2):
+        copy = tmp_path / f"clone{n}" / "demo"
+        shutil.copytree(DEMO, copy)
+        (copy / "base" / "README.md").touch()  # another mtime changes nothing
+        monkeypatch.setenv("BENCHKIT_CACHE", str(tmp_path / f"cache{n}"))
+        repo = prepare_repository(find_bench(copy))
+        shas.append((repo.base_sha, repo.human_sha))
+    assert shas[0] == shas[1] == (DEMO_BASE_SHA, DEMO_HUMAN_SHA)
+
+
+def test_the_human_change_is_big_enough() -> None:
+    bench = find_bench("demo")
+    repo = prepare_repository(bench)
+    sites = human_sites(
+        parse_diff(diff(repo.mirror, repo.base_sha, repo.human_sha)), bench.file.sites.exclude
+    )
+    assert len(sites) >= 12
+    assert len({s.file for s in sites}) >= 3
+    assert any(s.kind == "insert" for s in sites)
+    removals = [
+        c
+        for c in parse_diff(diff(repo.mirror, repo.base_sha, repo.human_sha))
+        for h in c.hunks
+        if h.length and not h.new_lines
+    ]
+    assert removals
+
+
+def test_the_demo_table(demo_runs: pl.DataFrame) -> None:
+    assert sorted(demo_runs["arm"]) == sorted(ARMS)
+    assert set(demo_runs["status"]) == {"ok"}
+    assert set(demo_runs["base_sha"]) == {DEMO_BASE_SHA}
+    human, noop = _row(demo_runs, "human"), _row(demo_runs, "noop")
+    a, b = _row(demo_runs, "replay:agent-a"), _row(demo_runs, "replay:agent-b")
+    total = human["sites_total"]
+    assert total == 15
+    assert (human["sites_covered"], human["sites_matched"], human["sites_unrelated"]) == (15, 15, 0)
+    assert (noop["sites_covered"], noop["sites_unrelated"]) == (0, 0)
+    assert (a["sites_covered"], a["sites_unrelated"]) == (7, 1)  # about half, one unrelated
+    assert (b["sites_covered"], b["sites_unrelated"]) == (13, 0)  # most
+    assert 0 < a["sites_matched"] < a["sites_covered"]  # type: ignore[operator]
+    assert 0 < b["sites_matched"] < b["sites_covered"]  # type: ignore[operator]
+
+
+def test_the_demo_checks(demo_runs: pl.DataFrame) -> None:
+    for arm in ARMS:
+        row = _row(demo_runs, arm)
+        for check in ("install", "typecheck", "build"):
+            assert row[f"{check}_status"] == "ok", (arm, check)
+    # One test file fails at base for every arm (the month-end bug).
+    assert _row(demo_runs, "noop")["test_count"] == 1
+    assert _row(demo_runs, "human")["test_count"] == 1
+    assert _row(demo_runs, "replay:agent-a")["test_count"] == 1
+    # agent-b breaks a test that passes at base, and leaves lint findings.
+    assert _row(demo_runs, "replay:agent-b")["test_count"] == 2
+    assert _row(demo_runs, "replay:agent-b")["lint_status"] == "fail"
+    assert _row(demo_runs, "replay:agent-b")["lint_count"] == 2
+
+
+def test_the_base_checks_fail_one_test_file(demo_runs: pl.DataFrame) -> None:
+    store = Path(str(_row(demo_runs, "noop")["artifacts"])).parent.parent
+    checks = benchkit.table("checks", store)
+    base = checks.filter((pl.col("phase") == "base") & (pl.col("check") == "test"))
+    assert base["count"].to_list() == [1] * len(ARMS)
+    log = Path(base["log_path"][0]).read_text()
+    assert "FAILED tests/test_dates.py::test_due_next_month_from_a_month_end" in log
+    assert log.count("FAILED") == 1
+
+
+def test_checks_test_the_worktree_not_a_shadowing_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A base copy of tally on the caller's PYTHONPATH must not hide agent-b's
+    # regression: the checks see only the worktree's code.
+    shadow = tmp_path / "shadow"
+    shutil.copytree(DEMO / "base" / "src", shadow)
+    monkeypatch.setenv("PYTHONPATH", str(shadow))
+    [run] = benchkit.pilot("demo", arm="replay:agent-b", store=tmp_path / "store")
+    test = run.after("test")
+    assert test is not None
+    assert (test.status, test.count) == ("fail", 2)
+    assert "test_half_cent_rounds_up" in Path(test.log_path).read_text()

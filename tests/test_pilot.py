@@ -1,0 +1,191 @@
+"""Pilots on a real temporary git repository, one per built-in arm, and the workspace."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import benchkit
+from benchkit.arms import ArmContext, ArmOutcome
+from benchkit.pilot import execute_plan, plan
+from benchkit.records import PilotSpec
+from benchkit.workspace import cache_dir, git_env
+from tests.conftest import TinyRepo, sh_git
+
+
+def _one(tiny: TinyRepo, arm: str, store: Path, **kw: object) -> benchkit.Run:
+    [run] = benchkit.pilot(str(tiny.bench_dir), arm=arm, store=store, **kw)  # type: ignore[arg-type]
+    return run
+
+
+def test_noop_covers_nothing(tiny: TinyRepo, tmp_path: Path) -> None:
+    run = _one(tiny, "noop", tmp_path)
+    assert run.status == "ok"
+    assert (run.sites_total, run.sites_covered, run.sites_unrelated) == (2, 0, 0)
+    assert run.base_sha == tiny.base
+    assert run.human_sha == tiny.human
+    assert run.after("test") is not None and run.after("test").status == "ok"  # type: ignore[union-attr]
+
+
+def test_human_covers_every_site(tiny: TinyRepo, tmp_path: Path) -> None:
+    run = _one(tiny, "human", tmp_path)
+    assert run.status == "ok"
+    assert (run.sites_covered, run.sites_matched, run.sites_unrelated) == (2, 2, 0)
+    assert run.files_recall == run.files_precision == 1.0
+    test = run.after("test")
+    assert test is not None and (test.status, test.count) == ("ok", 0)
+    # the human's new test ran: 2 cases in the report
+    assert "2 passed" in Path(test.log_path).read_text()
+    patch = Path(run.artifacts, "agent.patch").read_text()
+    assert "+def mul(a, b):" in patch
+
+
+def test_replay_by_name_and_by_path(tiny: TinyRepo, tmp_path: Path) -> None:
+    patch = subprocess.run(
+        ["git", "diff", tiny.base, tiny.human, "--", "util.py"],
+        cwd=tiny.path,
+        env=git_env(),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    (tiny.bench_dir / "patches" / "half.patch").write_text(patch)
+    by_name = _one(tiny, "replay:half", tmp_path)
+    assert (by_name.status, by_name.sites_covered, by_name.sites_matched) == ("ok", 1, 1)
+    elsewhere = tmp_path / "elsewhere.patch"
+    elsewhere.write_text(patch)
+    by_path = _one(tiny, f"replay:{elsewhere}", tmp_path)
+    assert by_path.sites_covered == 1
+    assert by_path.spec.arm == f"replay:{elsewhere}"
+
+
+def test_a_patch_that_does_not_apply_is_a_recorded_failure(tiny: TinyRepo, tmp_path: Path) -> None:
+    (tiny.bench_dir / "patches" / "stale.patch").write_text(
+        "--- a/util.py\n+++ b/util.py\n@@ -1,2 +1,2 @@\n"
+        "-NAME = 'other'\n+NAME = 'x'\n VERSION = 1\n"
+    )
+    run = _one(tiny, "replay:stale", tmp_path)
+    assert (run.status, run.failure_kind) == ("failed", "patch")
+    assert run.after("test") is None  # nothing to verify
+    assert "does not apply" in Path(run.artifacts, "logs", "arm.log").read_text()
+    stored = benchkit.runs(tmp_path)
+    assert stored.select("status", "failure_kind").row(0) == ("failed", "patch")
+    assert stored["lint_status"].to_list() == [None]
+
+
+@dataclass(frozen=True)
+class Busy:
+    """A real arm for the test: commits, stages, edits and leaves untracked files."""
+
+    name: str = "busy"
+
+    def run(self, context: ArmContext) -> ArmOutcome:
+        wt = context.worktree
+        (wt / "util.py").write_text("NAME = 'calc'\nVERSION = 2\n")
+        sh_git(wt, "commit", "--quiet", "-am", "committed by the arm")
+        (wt / "calc.py").write_text((wt / "calc.py").read_text() + "\n\nSTAGED = 1\n")
+        sh_git(wt, "add", "calc.py")
+        (wt / "calc.py").write_text((wt / "calc.py").read_text() + "UNSTAGED = 2\n")
+        (wt / "new_module.py").write_text("UNTRACKED = 3\n")
+        (wt / "ignored").mkdir()
+        (wt / "ignored" / "cache.txt").write_text("never in the diff\n")
+        (wt / "debug.log").write_text("never in the diff\n")
+        return ArmOutcome(ok=True)
+
+
+def test_the_diff_holds_commits_staged_unstaged_and_untracked(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    [p] = plan([PilotSpec(bench=str(tiny.bench_dir), arm="noop")])
+    p = type(p)(spec=p.spec, bench=p.bench, arm=Busy(), repository=p.repository)
+    run = execute_plan(p, tmp_path)
+    patch = Path(run.artifacts, "agent.patch").read_text()
+    for text in ("+VERSION = 2", "+STAGED = 1", "+UNSTAGED = 2", "+UNTRACKED = 3"):
+        assert text in patch
+    assert "ignored/cache.txt" not in patch
+    assert "debug.log" not in patch
+    assert run.base_sha == tiny.base  # the base stays what it was when the pilot began
+    assert run.sites_covered == 2  # VERSION (matched) and the anchor after sub()
+    assert run.sites_matched == 1
+    assert run.sites_unrelated == 1  # new_module.py
+
+
+def test_the_worktree_is_removed_unless_kept(tiny: TinyRepo, tmp_path: Path) -> None:
+    gone = _one(tiny, "human", tmp_path)
+    assert gone.worktree is None
+    assert list((cache_dir() / "worktrees").iterdir()) == []
+    kept = _one(tiny, "human", tmp_path, keep=True)
+    assert kept.worktree is not None
+    assert (Path(kept.worktree) / "calc.py").read_text().endswith("return a * b\n")
+
+
+def test_trials_and_the_spec_are_recorded(tiny: TinyRepo, tmp_path: Path) -> None:
+    runs = benchkit.pilot(
+        str(tiny.bench_dir),
+        arm=["noop", "human"],
+        trials=2,
+        store=tmp_path,
+        executor="cli",
+        model="m-1",
+        max_cost=2.5,
+    )
+    assert [(r.spec.arm, r.spec.trial) for r in runs] == [
+        ("noop", 1),
+        ("noop", 2),
+        ("human", 1),
+        ("human", 2),
+    ]
+    frame = benchkit.runs(tmp_path)
+    assert frame.height == 4
+    assert set(frame["executor"]) == {"cli"}
+    assert set(frame["model"]) == {"m-1"}
+    assert set(frame["max_cost"]) == {2.5}
+    assert frame["bench"].unique().to_list() == ["tiny"]
+    checks = benchkit.table("checks", tmp_path)
+    # two checks, at base and after, for four runs
+    assert checks.height == 16
+    assert checks.group_by("phase").len().sort("phase").rows() == [("after", 8), ("base", 8)]
+    sites = benchkit.table("sites", tmp_path)
+    assert sites.filter(pl.col("covered")).height == 4  # both human runs cover both sites
+
+
+def test_a_check_that_cannot_start_is_missing(tiny: TinyRepo, tmp_path: Path) -> None:
+    text = tiny.bench_file.read_text().replace(
+        "command = \"python -c 'import calc, util'\"", 'command = "no-such-linter --all"'
+    )
+    tiny.bench_file.write_text(text)
+    run = _one(tiny, "noop", tmp_path)
+    lint = run.after("lint")
+    assert lint is not None and lint.status == "missing"
+
+
+def test_a_check_that_hangs_times_out(tiny: TinyRepo, tmp_path: Path) -> None:
+    text = tiny.bench_file.read_text().replace(
+        "command = \"python -c 'import calc, util'\"\ntimeout = 30",
+        'command = "sleep 30 & sleep 30"\ntimeout = 0.5',
+    )
+    tiny.bench_file.write_text(text)
+    run = _one(tiny, "noop", tmp_path)
+    lint = run.after("lint")
+    assert lint is not None
+    assert (lint.status, lint.exit_code) == ("timeout", None)
+    assert lint.duration_s < 5
+
+
+@pytest.mark.parametrize("broken", ["", "<testsuite", "<html>not a report</html>"])
+def test_a_bad_test_report_is_never_a_pass(tiny: TinyRepo, tmp_path: Path, broken: str) -> None:
+    text = tiny.bench_file.read_text().replace(
+        'command = "python -m pytest -q -p no:cacheprovider --junitxml {report}"',
+        f'command = ["python", "-c", "open(\'junit.xml\', \'w\').write({broken!r})"]',
+    )
+    tiny.bench_file.write_text(text)
+    run = _one(tiny, "noop", tmp_path)
+    test = run.after("test")
+    assert test is not None
+    assert test.status == "fail"
+    assert test.count is None
+    assert test.note is not None and "junit.xml" in test.note

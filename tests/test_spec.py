@@ -1,0 +1,152 @@
+"""Bench files: a bad one is one line naming the file and the field, exit 2, nothing written."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchkit.benches import find_bench
+from benchkit.spec import BenchError, load_bench
+from tests.conftest import DEMO, TinyRepo
+
+GOOD = """\
+name = "ok"
+instruction = "Do it."
+
+[repo]
+tree = "base"
+
+[human]
+patch = "human.patch"
+
+[[checks]]
+name = "test"
+command = ["python", "-c", "pass"]
+"""
+
+
+def _bench(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "base").mkdir(exist_ok=True)
+    (tmp_path / "human.patch").write_text("")
+    path = tmp_path / "bench.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_good_file_loads(tmp_path: Path) -> None:
+    bench = load_bench(_bench(tmp_path, GOOD))
+    assert bench.name == "ok"
+    assert bench.file.checks[0].timeout == 300.0
+    assert bench.resolve("base") == (tmp_path / "base").resolve()
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "message"),
+    [
+        ("colour = 'red'\n" + GOOD, "colour", "unknown key"),
+        (GOOD.replace('name = "ok"\n', ""), "name", "Field required"),
+        (GOOD.replace('name = "ok"', 'name = "a b"'), "name", "String should match"),
+        (GOOD + "timeout = 'soon'\n", "checks.0.timeout", "valid number"),
+        (GOOD + "count = 'lines'\n", "checks.0.count", "Input should be"),
+        (GOOD + "count = {junit = true, regex = '(x)'}\n", "checks.0.count", "give one of"),
+        (
+            GOOD.replace(
+                'command = ["python", "-c", "pass"]', "command = 'x'\ncount = {regex='('}"
+            ),
+            "checks.0.count.regex",
+            "not a regular expression",
+        ),
+        (
+            GOOD.replace(
+                'command = ["python", "-c", "pass"]', "command = 'x'\ncount = {regex='x'}"
+            ),
+            "checks.0.count.regex",
+            "needs one group",
+        ),
+        (
+            GOOD.replace('tree = "base"', 'tree = "base"\ngit = "/x"'),
+            "repo",
+            "exactly one of 'tree'",
+        ),
+        (GOOD.replace('tree = "base"', 'git = "/x"'), "repo", "'base' (the base ref) is required"),
+        (
+            GOOD.replace('patch = "human.patch"', 'patch = "nope.patch"'),
+            "human.patch",
+            "no such file",
+        ),
+        (
+            GOOD + "[tests]\ncheck = 'unit'\nreport = 'r.xml'\nalone = 'x {files}'\n",
+            "(file)",
+            "tests.check names no check",
+        ),
+    ],
+)
+def test_bad_files_name_the_field(tmp_path: Path, text: str, field: str, message: str) -> None:
+    path = _bench(tmp_path, text)
+    with pytest.raises(BenchError) as caught:
+        load_bench(path)
+    line = str(caught.value)
+    assert "\n" not in line
+    assert line.startswith(f"{path}: {field}: ")
+    assert message in line
+
+
+def test_not_toml(tmp_path: Path) -> None:
+    path = _bench(tmp_path, "name = \n")
+    with pytest.raises(BenchError, match=r"bench.toml: not valid TOML"):
+        load_bench(path)
+
+
+def test_an_unknown_bench_name_lists_the_bundled_ones() -> None:
+    with pytest.raises(BenchError, match=r"no such bench \(bundled: .*demo"):
+        find_bench("no-such-bench")
+
+
+def test_the_demo_bench_loads() -> None:
+    bench = find_bench("demo")
+    assert bench.path == DEMO / "bench.toml"
+    assert [c.name for c in bench.file.checks] == ["install", "typecheck", "lint", "test", "build"]
+
+
+def _cli(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "BENCHKIT_STORE": str(store)}
+    return subprocess.run(
+        [sys.executable, "-m", "benchkit.cli", *args], capture_output=True, text=True, env=env
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (lambda t: t.replace('base = "main"', 'base = "no-such-branch"'), "repo.base"),
+        (lambda t: t.replace('ref = "human"', 'ref = "v9.9"'), "human.ref"),
+        (lambda t: "surprise = 1\n" + t, "surprise"),
+        (lambda t: t.replace("timeout = 30", "timeout = -1"), "checks.0.timeout"),
+    ],
+)
+def test_cli_exits_2_and_writes_nothing(
+    tiny: TinyRepo, tmp_path: Path, edit: object, field: str
+) -> None:
+    assert callable(edit)
+    tiny.bench_file.write_text(edit(tiny.bench_file.read_text()))
+    store = tmp_path / "store"
+    done = _cli("pilot", "--bench", str(tiny.bench_dir), "--arm", "human", store=store)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"benchkit: {tiny.bench_file}: {field}: ")
+    assert not store.exists()
+
+
+def test_cli_unknown_arm_exits_2(tiny: TinyRepo, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    done = _cli(
+        "pilot", "--bench", str(tiny.bench_dir), "--arm", "human", "--arm", "replay:zz", store=store
+    )
+    assert done.returncode == 2
+    assert "replay:zz: no patch named 'zz'" in done.stderr
+    assert not store.exists()  # the good arm before it did not run either

@@ -1,0 +1,133 @@
+"""The Parquet store: atomic files, every reader, corrupt files skipped, parallel writers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+import benchkit
+from benchkit.records import RUN_COLUMNS, SCHEMA_VERSION, TABLES, table_schema
+from benchkit.store import StoreWarning, read_table
+from tests.conftest import TinyRepo
+
+
+def test_every_column_is_declared_once_with_a_meaning() -> None:
+    for columns in TABLES.values():
+        names = [c.name for c in columns]
+        assert len(names) == len(set(names))
+        assert all(c.doc for c in columns)
+        assert names[:2] == ["run_id", "schema_version"]
+    required = [
+        "run_id",
+        "schema_version",
+        "bench",
+        "arm",
+        "executor",
+        "model",
+        "max_cost",
+        "trial",
+        "status",
+        "failure_kind",
+        "base_sha",
+        "human_sha",
+        "benchkit_version",
+        "started_at",
+        "wall_s",
+        "sites_total",
+        "sites_covered",
+        "sites_matched",
+        "sites_unrelated",
+        "files_recall",
+        "files_precision",
+    ]
+    assert set(required) <= {c.name for c in RUN_COLUMNS}
+
+
+def test_the_store_reads_in_pyarrow_polars_pandas_and_duckdb(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    benchkit.pilot(str(tiny.bench_dir), arm=["human", "noop"], store=tmp_path)
+    files = sorted((tmp_path / "runs").glob("*.parquet"))
+    assert len(files) == 2
+    assert not list(tmp_path.rglob("*.tmp"))
+
+    arrow = pq.read_table(tmp_path / "runs")
+    assert arrow.schema.field("started_at").type == table_schema("runs").field("started_at").type
+    assert set(arrow.column("schema_version").to_pylist()) == {SCHEMA_VERSION}
+
+    polars = pl.read_parquet(tmp_path / "runs" / "*.parquet")
+    assert sorted(polars["arm"]) == ["human", "noop"]
+
+    pandas = pd.read_parquet(tmp_path / "runs")
+    assert sorted(pandas["sites_covered"]) == [0, 2]
+    assert list(pandas["lint_status"]) == ["ok", "ok"]
+
+    runs_glob = str(tmp_path / "runs" / "*.parquet")
+    sites_glob = str(tmp_path / "sites" / "*.parquet")
+    relation = duckdb.sql(
+        f"select r.arm, count(*) filter (where s.covered) as covered "
+        f"from '{runs_glob}' r join '{sites_glob}' s using (run_id) group by r.arm order by r.arm"
+    )
+    assert relation is not None
+    rows = relation.fetchall()
+    assert rows == [("human", 2), ("noop", 0)]
+
+    api = benchkit.runs(tmp_path)
+    assert isinstance(api, pl.DataFrame)
+    assert isinstance(api.to_pandas(), pd.DataFrame)
+
+
+@pytest.mark.parametrize("garbage", [b"", b"PAR1 not really parquet", b"\x00" * 100])
+def test_a_corrupt_file_is_skipped_with_a_warning_naming_it(
+    tiny: TinyRepo, tmp_path: Path, garbage: bytes
+) -> None:
+    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=tmp_path)
+    bad = tmp_path / "runs" / "20990101T000000-deadbeef.parquet"
+    bad.write_bytes(garbage)
+    with pytest.warns(StoreWarning, match=r"skipped .*20990101T000000-deadbeef\.parquet"):
+        frame = benchkit.runs(tmp_path)
+    assert frame.height == 1
+
+
+def test_an_empty_store_has_the_declared_columns(tmp_path: Path) -> None:
+    frame = read_table(tmp_path / "nothing", "runs")
+    assert frame.is_empty()
+    assert frame.columns == [c.name for c in RUN_COLUMNS]
+
+
+def test_two_processes_write_one_store_without_collision(tiny: TinyRepo, tmp_path: Path) -> None:
+    store = tmp_path / "shared"
+    env = {**os.environ, "BENCHKIT_STORE": str(store)}
+    command = [
+        sys.executable,
+        "-m",
+        "benchkit.cli",
+        "pilot",
+        "--bench",
+        str(tiny.bench_dir),
+        "--arm",
+        "human",
+        "--arm",
+        "noop",
+    ]
+    procs = [
+        subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err.decode()
+    frame = benchkit.runs(store)
+    assert frame.height == 4
+    assert frame["run_id"].n_unique() == 4
+    assert sorted(frame["arm"]) == ["human", "human", "noop", "noop"]
+    assert benchkit.table("sites", store).height == 8
+    assert not list(store.rglob("*.tmp"))
