@@ -17,7 +17,7 @@ import polars as pl
 
 from benchkit.benches import bundled, find_bench
 from benchkit.pilot import Stage, pilot_specs, run_pilots
-from benchkit.records import PilotSpec, Run
+from benchkit.records import TABLES, PilotSpec, Run
 from benchkit.spec import Bench, BenchError
 from benchkit.store import read_table, store_path
 
@@ -51,6 +51,8 @@ def runs(store: Path | str | None = None) -> pl.DataFrame:
 
 def table(name: str, store: Path | str | None = None) -> pl.DataFrame:
     """Any table of a store (`runs`, `checks`, `sites`) as a polars DataFrame."""
+    if name not in TABLES:
+        raise ValueError(f"no table {name!r} (tables: {', '.join(TABLES)})")
     return read_table(store_path(store), name)
 
 

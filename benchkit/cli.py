@@ -16,6 +16,13 @@ from benchkit.summary import line, table
 
 BAD_INPUT = 2
 
+store_option = click.option(
+    "--store",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Store folder [default: $BENCHKIT_STORE or data/runs].",
+)
+
 
 def _fail(message: str) -> None:
     click.echo(f"benchkit: {message}", err=True)
@@ -44,12 +51,7 @@ def main() -> None:
 @click.option("--model", default="", help="Model name handed to the arm.")
 @click.option("--max-cost", type=float, default=None, help="Budget cap in USD.")
 @click.option("--trials", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option(
-    "--store",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Store folder [default: $BENCHKIT_STORE or data/runs].",
-)
+@store_option
 @click.option("--keep", is_flag=True, help="Keep each pilot's worktree.")
 def pilot(
     bench: str,
@@ -70,6 +72,10 @@ def pilot(
 
     def done(run: Run) -> None:
         click.echo(line(run_row(run)))
+        if run.worktree:
+            click.echo(f"  worktree kept: {run.worktree}", err=True)
+        if run.status != "ok":
+            click.echo(f"  {run.failure_detail}; logs: {run.artifacts}/logs", err=True)
 
     try:
         runs = benchkit.pilot(
@@ -87,6 +93,9 @@ def pilot(
     except (BenchError, ArmError) as exc:
         _fail(str(exc))
         return
+    except KeyboardInterrupt:
+        click.echo("\nbenchkit: interrupted; the run in progress was recorded", err=True)
+        sys.exit(130)
     click.echo("")
     click.echo(table([run_row(r) for r in runs]))
     if any(r.status != "ok" for r in runs):
@@ -94,12 +103,7 @@ def pilot(
 
 
 @main.command()
-@click.option(
-    "--store",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Store folder [default: $BENCHKIT_STORE or data/runs].",
-)
+@store_option
 @click.option("--bench", default=None, help="Only this bench.")
 def runs(store: Path | None, bench: str | None) -> None:
     """List the runs in the store."""

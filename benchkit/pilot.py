@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -109,93 +109,141 @@ def _site_results(coverage: Coverage) -> tuple[SiteResult, ...]:
     )
 
 
+NOT_RUN = ArmOutcome(ok=False, failure_kind="other", detail="the arm did not run")
+
+
+@dataclass(kw_only=True)
+class _Pilot:
+    """What a pilot has seen so far; whatever happens, it becomes one run record."""
+
+    plan: Plan
+    run_id: str
+    started_at: datetime
+    artifacts: Path
+    worktree: Path
+    base_tree: Path
+    clock: _Clock
+    tree: str
+    status: RunStatus = "failed"
+    outcome: ArmOutcome = NOT_RUN
+    checks: list[CheckResult] = field(default_factory=list)
+
+    @property
+    def logs(self) -> Path:
+        return self.artifacts / "logs"
+
+
+def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
+    """prepare, baseline, execute, verify: everything that runs commands."""
+    p, clock = pilot.plan, pilot.clock
+    bench, repo = p.bench, p.repository
+    stage("prepare")
+    with clock.stage("prepare"):
+        add_worktree(repo.mirror, repo.base_sha, pilot.worktree)
+        add_worktree(repo.mirror, repo.base_sha, pilot.base_tree)
+    stage("baseline")
+    with clock.stage("baseline"):
+        pilot.checks += run_checks(bench, phase="base", worktree=pilot.base_tree, logs=pilot.logs)
+        remove_worktree(repo.mirror, pilot.base_tree)
+    stage("execute")
+    with clock.stage("execute"):
+        try:
+            context = ArmContext(
+                bench=bench, repository=repo, worktree=pilot.worktree, logs=pilot.logs
+            )
+            pilot.outcome = p.arm.run(context)
+        finally:
+            pilot.tree = snapshot(pilot.worktree)  # at once, before a check can touch the tree
+    pilot.status = "ok" if pilot.outcome.ok else "failed"
+    if pilot.outcome.ok:
+        stage("verify")
+        with clock.stage("verify"):
+            pilot.checks += run_checks(
+                bench, phase="after", worktree=pilot.worktree, logs=pilot.logs
+            )
+
+
+def _record(pilot: _Pilot, coverage: Coverage, keep: bool) -> Run:
+    p = pilot.plan
+    ok = pilot.status == "ok"
+    return Run(
+        run_id=pilot.run_id,
+        spec=p.spec,
+        bench=p.bench.name,
+        bench_path=str(p.bench.path),
+        status=pilot.status,
+        failure_kind=None if ok else pilot.outcome.failure_kind,
+        failure_detail=None if ok else pilot.outcome.detail,
+        base_sha=p.repository.base_sha,
+        human_sha=p.repository.human_sha,
+        benchkit_version=__version__,
+        started_at=pilot.started_at,
+        phases=dict(pilot.clock.phases),
+        sites_total=coverage.total,
+        sites_covered=coverage.covered,
+        sites_matched=coverage.matched,
+        sites_unrelated=coverage.unrelated,
+        files_recall=coverage.files_recall,
+        files_precision=coverage.files_precision,
+        diff_lines=coverage.arm_lines,
+        worktree=str(pilot.worktree) if keep else None,
+        artifacts=str(pilot.artifacts),
+        checks=tuple(pilot.checks),
+        sites=_site_results(coverage),
+        check_names=tuple(c.name for c in p.bench.file.checks),
+    )
+
+
 def execute_plan(p: Plan, store: Path, *, keep: bool = False, on_stage: Stage | None = None) -> Run:
-    """Run one planned pilot and record it in the store."""
-    spec, bench, repo = p.spec, p.bench, p.repository
+    """Run one planned pilot and record it in the store, whatever happens to it.
+
+    An interrupt is recorded as `interrupted`, an error of benchkit's own as `failed`
+    (kind `other`); both are raised again once the run is recorded.
+    """
     started_at = datetime.now(UTC)
     run_id = new_run_id(started_at)
-    artifacts = store / "artifacts" / run_id
-    logs = artifacts / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
     work = cache_dir() / "worktrees"
     work.mkdir(parents=True, exist_ok=True)
-    worktree = work / run_id
-    base_tree = work / f"{run_id}-base"
-    clock = _Clock()
-
-    label = f"{bench.name} {spec.arm} #{spec.trial}"
+    pilot = _Pilot(
+        plan=p,
+        run_id=run_id,
+        started_at=started_at,
+        artifacts=store / "artifacts" / run_id,
+        worktree=work / run_id,
+        base_tree=work / f"{run_id}-base",
+        clock=_Clock(),
+        tree=p.repository.base_sha,
+    )
+    pilot.logs.mkdir(parents=True, exist_ok=True)
+    label = f"{p.bench.name} {p.spec.arm} #{p.spec.trial}"
 
     def stage(name: str) -> None:
         if on_stage is not None:
             on_stage(label, name)
 
-    outcome = ArmOutcome(ok=False, failure_kind="other", detail="the arm did not run")
-    status: RunStatus = "failed"
-    checks: list[CheckResult] = []
-    tree = repo.base_sha
     try:
-        stage("prepare")
-        with clock.stage("prepare"):
-            add_worktree(repo.mirror, repo.base_sha, worktree)
-            add_worktree(repo.mirror, repo.base_sha, base_tree)
-        stage("baseline")
-        with clock.stage("baseline"):
-            checks.extend(run_checks(bench, phase="base", worktree=base_tree, logs=logs))
-            remove_worktree(repo.mirror, base_tree)
-        stage("execute")
-        with clock.stage("execute"):
-            try:
-                outcome = p.arm.run(
-                    ArmContext(bench=bench, repository=repo, worktree=worktree, logs=logs)
-                )
-            finally:
-                tree = snapshot(worktree)  # at once, before any check can touch the tree
-        status = "ok" if outcome.ok else "failed"
-        if outcome.ok:
-            stage("verify")
-            with clock.stage("verify"):
-                checks.extend(run_checks(bench, phase="after", worktree=worktree, logs=logs))
+        _run_stages(pilot, stage)
     except KeyboardInterrupt:
-        status = "interrupted"
-        outcome = ArmOutcome(ok=False, failure_kind="interrupted", detail="interrupted")
+        pilot.status = "interrupted"
+        pilot.outcome = ArmOutcome(ok=False, failure_kind="interrupted", detail="interrupted")
+        raise
+    except Exception as exc:
+        pilot.status = "failed"
+        pilot.outcome = ArmOutcome(ok=False, failure_kind="other", detail=f"benchkit: {exc}")
         raise
     finally:
         stage("score")
-        with clock.stage("score"):
-            coverage = _score(p, tree)
-            full_patch = diff(repo.mirror, repo.base_sha, tree, context=3, binary=True)
-            (artifacts / "agent.patch").write_text(full_patch, errors="surrogateescape")
-        run = Run(
-            run_id=run_id,
-            spec=spec,
-            bench=bench.name,
-            bench_path=str(bench.path),
-            status=status,
-            failure_kind=None if status == "ok" else outcome.failure_kind,
-            failure_detail=None if status == "ok" else outcome.detail,
-            base_sha=repo.base_sha,
-            human_sha=repo.human_sha,
-            benchkit_version=__version__,
-            started_at=started_at,
-            phases=dict(clock.phases),
-            sites_total=coverage.total,
-            sites_covered=coverage.covered,
-            sites_matched=coverage.matched,
-            sites_unrelated=coverage.unrelated,
-            files_recall=coverage.files_recall,
-            files_precision=coverage.files_precision,
-            diff_lines=coverage.arm_lines,
-            worktree=str(worktree) if keep else None,
-            artifacts=str(artifacts),
-            checks=tuple(checks),
-            sites=_site_results(coverage),
-            check_names=tuple(c.name for c in bench.file.checks),
-        )
+        with pilot.clock.stage("score"):
+            coverage = _score(p, pilot.tree)
+            repo = p.repository
+            patch = diff(repo.mirror, repo.base_sha, pilot.tree, context=3, binary=True)
+            (pilot.artifacts / "agent.patch").write_text(patch, errors="surrogateescape")
+        run = _record(pilot, coverage, keep)
         stage("record")
         write_run(store, run)
         stage("cleanup")
-        for folder in (base_tree, worktree):
-            if folder.exists() and not (keep and folder == worktree):
+        for folder in (pilot.base_tree, pilot.worktree):
+            if folder.exists() and not (keep and folder == pilot.worktree):
                 remove_worktree(repo.mirror, folder)
     return run
 

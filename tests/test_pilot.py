@@ -189,3 +189,37 @@ def test_a_bad_test_report_is_never_a_pass(tiny: TinyRepo, tmp_path: Path, broke
     assert test.status == "fail"
     assert test.count is None
     assert test.note is not None and "junit.xml" in test.note
+
+
+@dataclass(frozen=True)
+class Raising:
+    """A real arm that edits a file, then stops the way a user or a bug stops it."""
+
+    error: BaseException
+    name: str = "raising"
+
+    def run(self, context: ArmContext) -> ArmOutcome:
+        (context.worktree / "util.py").write_text("NAME = 'calc'\nVERSION = 2\n")
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "kind"),
+    [
+        (KeyboardInterrupt(), "interrupted", "interrupted"),
+        (RuntimeError("boom"), "failed", "other"),
+    ],
+)
+def test_a_pilot_stopped_half_way_is_still_recorded(
+    tiny: TinyRepo, tmp_path: Path, error: BaseException, status: str, kind: str
+) -> None:
+    [p] = plan([PilotSpec(bench=str(tiny.bench_dir), arm="noop")])
+    p = type(p)(spec=p.spec, bench=p.bench, arm=Raising(error), repository=p.repository)
+    with pytest.raises(type(error)):
+        execute_plan(p, tmp_path)
+    row = benchkit.runs(tmp_path).row(0, named=True)
+    assert (row["status"], row["failure_kind"]) == (status, kind)
+    assert row["sites_covered"] == 1  # the partial edit was scored ...
+    patch = Path(row["artifacts"], "agent.patch").read_text()
+    assert "+VERSION = 2" in patch  # ... and kept
+    assert list((cache_dir() / "worktrees").iterdir()) == []
