@@ -30,6 +30,7 @@ def pilot(
     model: str = "",
     max_cost: float | None = None,
     trials: int = 1,
+    flake_reruns: int = 1,
     store: Path | str | None = None,
     keep: bool = False,
     on_stage: Stage | None = None,
@@ -37,8 +38,16 @@ def pilot(
 ) -> list[Run]:
     """Run (bench, arm, executor, model, max_cost, trial) pilots, record each, return them."""
     arms = [arm] if isinstance(arm, str) else list(arm)
+    if flake_reruns < 1:
+        raise ValueError(f"flake_reruns must be at least 1: {flake_reruns}")
     specs = pilot_specs(
-        str(bench), arms, executor=executor, model=model, max_cost=max_cost, trials=trials
+        str(bench),
+        arms,
+        executor=executor,
+        model=model,
+        max_cost=max_cost,
+        trials=trials,
+        flake_reruns=flake_reruns,
     )
     return run_pilots(specs, store=store, keep=keep, on_stage=on_stage, on_run=on_run)
 
@@ -50,7 +59,7 @@ def runs(store: Path | str | None = None) -> pl.DataFrame:
 
 
 def table(name: str, store: Path | str | None = None) -> pl.DataFrame:
-    """Any table of a store (`runs`, `checks`, `sites`) as a polars DataFrame."""
+    """Any table of a store (`runs`, `checks`, `tests`, `sites`) as a polars DataFrame."""
     if name not in TABLES:
         raise ValueError(f"no table {name!r} (tables: {', '.join(TABLES)})")
     return read_table(store_path(store), name)

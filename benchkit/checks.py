@@ -13,11 +13,14 @@ import re
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchkit import proc
-from benchkit.junit import ReportError, failed_count, parse_report
+from benchkit.gate import TestRun
+from benchkit.junit import CaseResult, ReportError, failed_count, parse_report
 from benchkit.records import CheckResult, CheckStatus, Phase
+from benchkit.runner import read_summary
 from benchkit.spec import Bench, Check
 
 ALLOWED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM")
@@ -83,8 +86,9 @@ def count_from_output(regex: str, output: str, status: CheckStatus) -> int | Non
     return 0 if status == "ok" else None
 
 
-def count_from_report(report: Path) -> tuple[int | None, str | None]:
-    """Failed and errored test cases in a JUnit report; a bad report has no count."""
+def read_report(report: Path) -> tuple[tuple[CaseResult, ...] | None, str | None]:
+    """The cases of a JUnit report, and what is wrong with it: a report that is
+    missing, empty or not XML has no cases; one that names no test has zero."""
     if not report.exists():
         return None, f"no test report at {report.name}"
     try:
@@ -92,8 +96,42 @@ def count_from_report(report: Path) -> tuple[int | None, str | None]:
     except ReportError as exc:
         return None, f"{report.name}: {exc}"
     if not cases:
-        return None, f"{report.name}: the report names no test"
-    return failed_count(cases), None
+        return (), f"{report.name}: the report names no test"
+    return tuple(cases), None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckRun:
+    """A check's result and, for the bench's test check, what the gate needs of it."""
+
+    result: CheckResult
+    tests: TestRun | None = None
+
+
+def _run(
+    command: str | list[str], *, bench: Bench, worktree: Path, log_path: Path, timeout_s: float
+) -> tuple[proc.Finished, str]:
+    log_path.unlink(missing_ok=True)
+    finished = proc.run(
+        command,
+        cwd=worktree,
+        env=check_env(bench, worktree),
+        log_path=log_path,
+        timeout_s=timeout_s,
+    )
+    return finished, log_path.read_text(encoding="utf-8", errors="replace")
+
+
+def _test_run(finished: proc.Finished, output: str, report: Path) -> TestRun:
+    cases, problem = read_report(report) if not finished.not_found else (None, None)
+    return TestRun(
+        cases=cases,
+        problem=problem,
+        exit_code=finished.exit_code,
+        timed_out=finished.timed_out,
+        missing=finished.not_found,
+        summary=read_summary(output),
+    )
 
 
 def run_check(
@@ -103,32 +141,35 @@ def run_check(
     bench: Bench,
     worktree: Path,
     logs: Path,
-) -> CheckResult:
+) -> CheckRun:
     """Run one check on a tree and read its status and count."""
-    report = worktree / bench.file.tests.report if bench.file.tests else None
-    by_report = check.count is not None and check.count.junit
+    tests = bench.file.tests
+    report = worktree / tests.report if tests else None
+    by_report = report is not None and (
+        (check.count is not None and check.count.junit)
+        or (tests is not None and tests.check == check.name)
+    )
     if report is not None and by_report:
         report.unlink(missing_ok=True)  # a stale report must not pass for a new one
-    log_path = logs / f"{phase}-{check.name}.log"
-    log_path.unlink(missing_ok=True)
     values = {"worktree": str(worktree), "report": str(report or "")}
-    finished = proc.run(
+    finished, output = _run(
         substitute(check.command, values),
-        cwd=worktree,
-        env=check_env(bench, worktree),
-        log_path=log_path,
+        bench=bench,
+        worktree=worktree,
+        log_path=logs / f"{phase}-{check.name}.log",
         timeout_s=check.timeout,
     )
-    output = log_path.read_text(encoding="utf-8", errors="replace")
     status, note = status_of(finished, output)
     count: int | None = None
+    test_run = _test_run(finished, output, report) if by_report and report else None
     if check.count is not None and check.count.regex is not None:
         count = count_from_output(check.count.regex, output, status)
-    elif by_report and report is not None and status in ("ok", "fail"):
-        count, problem = count_from_report(report)
-        if problem is not None:
-            status, note = "fail", problem  # no report, no pass
-    return CheckResult(
+    elif test_run is not None and status in ("ok", "fail"):
+        if not test_run.cases:
+            status, note = "fail", test_run.problem  # no report or no test: no pass
+        elif check.count is not None and check.count.junit:
+            count = failed_count(test_run.cases)
+    result = CheckResult(
         check=check.name,
         phase=phase,
         status=status,
@@ -136,14 +177,40 @@ def run_check(
         duration_s=round(finished.duration_s, 3),
         count=count,
         note=note,
-        log_path=str(log_path),
+        log_path=str(logs / f"{phase}-{check.name}.log"),
     )
+    return CheckRun(result=result, tests=test_run)
 
 
-def run_checks(
-    bench: Bench, *, phase: Phase, worktree: Path, logs: Path
-) -> tuple[CheckResult, ...]:
+def run_checks(bench: Bench, *, phase: Phase, worktree: Path, logs: Path) -> tuple[CheckRun, ...]:
     return tuple(
         run_check(c, phase=phase, bench=bench, worktree=worktree, logs=logs)
         for c in bench.file.checks
     )
+
+
+def run_alone(bench: Bench, *, worktree: Path, file: str, attempt: int, logs: Path) -> TestRun:
+    """Run one test file alone with the bench's `alone` template."""
+    tests = bench.file.tests
+    assert tests is not None
+    report = worktree / tests.report
+    report.unlink(missing_ok=True)
+    test_check = next(c for c in bench.file.checks if c.name == tests.check)
+    safe = file.replace("/", "_")
+    finished, output = _run(
+        substitute(
+            tests.alone, {"worktree": str(worktree), "report": str(report), "files": [file]}
+        ),
+        bench=bench,
+        worktree=worktree,
+        log_path=logs / f"rerun-{attempt}-{safe}.log",
+        timeout_s=test_check.timeout,
+    )
+    if not finished.not_found and status_of(finished, output)[0] == "missing":
+        finished = proc.Finished(
+            exit_code=finished.exit_code,
+            timed_out=False,
+            not_found=True,
+            duration_s=finished.duration_s,
+        )
+    return _test_run(finished, output, report)

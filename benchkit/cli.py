@@ -12,7 +12,7 @@ import benchkit
 from benchkit.arms import ArmError
 from benchkit.records import Run, run_row
 from benchkit.spec import BenchError
-from benchkit.summary import line, table
+from benchkit.tables import line, table, tests_block
 
 BAD_INPUT = 2
 
@@ -51,6 +51,13 @@ def main() -> None:
 @click.option("--model", default="", help="Model name handed to the arm.")
 @click.option("--max-cost", type=float, default=None, help="Budget cap in USD.")
 @click.option("--trials", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--flake-reruns",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Reruns alone of each new failing test file.",
+)
 @store_option
 @click.option("--keep", is_flag=True, help="Keep each pilot's worktree.")
 def pilot(
@@ -60,6 +67,7 @@ def pilot(
     model: str,
     max_cost: float | None,
     trials: int,
+    flake_reruns: int,
     store: Path | None,
     keep: bool,
 ) -> None:
@@ -85,6 +93,7 @@ def pilot(
             model=model,
             max_cost=max_cost,
             trials=trials,
+            flake_reruns=flake_reruns,
             store=store,
             keep=keep,
             on_stage=progress,
@@ -96,8 +105,13 @@ def pilot(
     except KeyboardInterrupt:
         click.echo("\nbenchkit: interrupted; the run in progress was recorded", err=True)
         sys.exit(130)
+    rows = [run_row(r) for r in runs]
     click.echo("")
-    click.echo(table([run_row(r) for r in runs]))
+    click.echo(table(rows))
+    block = tests_block(rows)
+    if block:
+        click.echo("")
+        click.echo(block)
     if any(r.status != "ok" for r in runs):
         sys.exit(1)
 
@@ -113,7 +127,12 @@ def runs(store: Path | None, bench: str | None) -> None:
     if frame.is_empty():
         click.echo("no runs", err=True)
         return
-    click.echo(table(frame.to_dicts()))
+    rows = frame.to_dicts()
+    click.echo(table(rows))
+    block = tests_block(rows)
+    if block:
+        click.echo("")
+        click.echo(block)
 
 
 @main.command()

@@ -1,7 +1,24 @@
-"""JUnit XML test reports, parsed with junitparser into one record per test case."""
+"""JUnit XML test reports, parsed with junitparser into one record per test case.
+
+Each case is mapped to its test file, by the first rule that applies:
+
+1. a `file` attribute on the case (pytest's xunit1 family; jest-junit with
+   `addFileAttribute`);
+2. a classname that is a path to a test file (vitest);
+3. a suite name that is a path to a test file (vitest; jest-junit with
+   `suiteNameTemplate: "{filepath}"`);
+4. a pytest dotted classname (`tests.unit.test_calc.TestGroup` ->
+   `tests/unit/test_calc.py`), or, for a collection error, the dotted module in the
+   case's name.
+
+A case that no rule maps has no file (jest-junit's default output names none): the
+gate cannot rerun it alone, and says so.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 from xml.etree.ElementTree import ParseError
@@ -9,6 +26,11 @@ from xml.etree.ElementTree import ParseError
 from junitparser import Error, Failure, JUnitXml, JUnitXmlError, Skipped, TestSuite
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
+FAILING: tuple[Outcome, ...] = ("failed", "error")
+
+TEST_FILE = re.compile(r"^[\w.@/+-]+\.(py|[cm]?[jt]sx?|mjs|cjs|rb|go|rs|php)$")
+PYTEST_MODULE = re.compile(r"^(test_\w*|\w*_test)$")
+MESSAGE_CHARS = 500
 
 
 class ReportError(ValueError):
@@ -17,24 +39,60 @@ class ReportError(ValueError):
 
 @dataclass(frozen=True, kw_only=True)
 class CaseResult:
+    """One test case of a report."""
+
     file: str | None
     name: str
     outcome: Outcome
     duration_s: float
     message: str | None
 
+    @property
+    def failing(self) -> bool:
+        return self.outcome in FAILING
 
-def _file_of(classname: str | None, file_attr: str | None) -> str | None:
-    """pytest writes `file` only in the xunit1 family; otherwise the classname is the
-    module path with dots (`tests.test_x.TestY`), which maps back to `tests/test_x.py`."""
-    if file_attr:
-        return file_attr
-    if not classname:
+    @property
+    def key(self) -> tuple[str | None, str]:
+        return self.file, self.name
+
+
+def _path(text: str | None) -> str | None:
+    if not text:
         return None
-    parts = classname.split(".")
-    while parts and parts[-1][:1].isupper():
-        parts.pop()  # class names
-    return "/".join(parts) + ".py" if parts else None
+    text = text.strip().removeprefix("./")
+    return text if TEST_FILE.match(text) else None
+
+
+def _pytest_module(dotted: str | None) -> str | None:
+    """`tests.unit.test_calc.TestGroup` -> `tests/unit/test_calc.py`."""
+    if not dotted or "/" in dotted or " " in dotted:
+        return None
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        if PYTEST_MODULE.match(parts[end - 1]):
+            return "/".join(parts[:end]) + ".py"
+    return None
+
+
+def file_of(
+    *, file_attr: str | None, classname: str | None, suite: str | None, name: str
+) -> str | None:
+    """The test file of one case, by the rules in this module's docstring."""
+    if file_attr:
+        return file_attr.strip().removeprefix("./")
+    return (
+        _path(classname)
+        or _path(suite)
+        or _pytest_module(classname)
+        or (None if classname else _pytest_module(name))
+    )
+
+
+def _first_line(text: str | None) -> str | None:
+    if not text:
+        return None
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line[:MESSAGE_CHARS] or None
 
 
 def parse_report(text: str) -> list[CaseResult]:
@@ -49,21 +107,26 @@ def parse_report(text: str) -> list[CaseResult]:
     cases: list[CaseResult] = []
     for suite in suites:
         for case in suite:
-            results = list(case.result)
             outcome: Outcome = "passed"
             message = None
-            for result in results:
+            for result in case.result:
                 if isinstance(result, Skipped):
                     outcome = "skipped"
                 elif isinstance(result, Error):
                     outcome = "error"
                 elif isinstance(result, Failure):
                     outcome = "failed"
-                message = result.message
+                message = _first_line(result.message) or _first_line(result.text)
+            name = (case.name or "").strip()
             cases.append(
                 CaseResult(
-                    file=_file_of(case.classname, case._elem.get("file")),
-                    name=case.name or "",
+                    file=file_of(
+                        file_attr=case._elem.get("file"),
+                        classname=case.classname,
+                        suite=suite.name,
+                        name=name,
+                    ),
+                    name=name,
                     outcome=outcome,
                     duration_s=float(case.time or 0.0),
                     message=message,
@@ -72,5 +135,10 @@ def parse_report(text: str) -> list[CaseResult]:
     return cases
 
 
-def failed_count(cases: list[CaseResult]) -> int:
-    return sum(c.outcome in ("failed", "error") for c in cases)
+def failed_count(cases: Iterable[CaseResult]) -> int:
+    return sum(c.failing for c in cases)
+
+
+def failing_files(cases: Sequence[CaseResult]) -> list[str]:
+    """The files with a failing case, in report order (cases with no file left out)."""
+    return list(dict.fromkeys(c.file for c in cases if c.failing and c.file))

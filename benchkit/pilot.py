@@ -18,9 +18,11 @@ from pathlib import Path
 
 from benchkit import __version__
 from benchkit.arms import Arm, ArmContext, ArmOutcome, resolve_arm
+from benchkit.baseline import Baseline, establish
 from benchkit.benches import find_bench
-from benchkit.checks import run_checks
-from benchkit.records import CheckResult, PilotSpec, Run, RunStatus, SiteResult
+from benchkit.checks import run_alone, run_checks
+from benchkit.gate import GateResult, TestRun, files_to_rerun, judge
+from benchkit.records import CheckResult, PilotSpec, Run, RunStatus, SiteResult, TestRecord
 from benchkit.sites import Coverage, parse_diff, score
 from benchkit.spec import Bench
 from benchkit.store import store_path, write_run
@@ -124,9 +126,13 @@ class _Pilot:
     base_tree: Path
     clock: _Clock
     tree: str
+    store: Path
     status: RunStatus = "failed"
     outcome: ArmOutcome = NOT_RUN
     checks: list[CheckResult] = field(default_factory=list)
+    tests: list[TestRecord] = field(default_factory=list)
+    baseline: Baseline | None = None
+    gate: GateResult | None = None
 
     @property
     def logs(self) -> Path:
@@ -140,11 +146,11 @@ def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
     stage("prepare")
     with clock.stage("prepare"):
         add_worktree(repo.mirror, repo.base_sha, pilot.worktree)
-        add_worktree(repo.mirror, repo.base_sha, pilot.base_tree)
     stage("baseline")
     with clock.stage("baseline"):
-        pilot.checks += run_checks(bench, phase="base", worktree=pilot.base_tree, logs=pilot.logs)
-        remove_worktree(repo.mirror, pilot.base_tree)
+        pilot.baseline = establish(bench, repo, store=pilot.store, worktree=pilot.base_tree)
+        pilot.checks += pilot.baseline.checks
+        pilot.tests += pilot.baseline.tests
     stage("execute")
     with clock.stage("execute"):
         try:
@@ -158,9 +164,33 @@ def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
     if pilot.outcome.ok:
         stage("verify")
         with clock.stage("verify"):
-            pilot.checks += run_checks(
-                bench, phase="after", worktree=pilot.worktree, logs=pilot.logs
+            _verify(pilot, stage)
+
+
+def _verify(pilot: _Pilot, stage: Callable[[str], None]) -> None:
+    """The checks after the arm, then the gate: failing test files rerun alone."""
+    bench = pilot.plan.bench
+    runs = run_checks(bench, phase="after", worktree=pilot.worktree, logs=pilot.logs)
+    pilot.checks += [r.result for r in runs]
+    after = next((r.tests for r in runs if r.tests is not None), None)
+    if after is None:
+        return
+    pilot.tests += [TestRecord(phase="after", attempt=0, case=c) for c in after.cases or ()]
+    base = pilot.baseline.test_run() if pilot.baseline else None
+    reruns: dict[str, list[TestRun]] = {}
+    files = files_to_rerun(base, after)
+    if files:
+        stage("rerun")
+    for file in files:
+        for attempt in range(1, pilot.plan.spec.flake_reruns + 1):
+            rerun = run_alone(
+                bench, worktree=pilot.worktree, file=file, attempt=attempt, logs=pilot.logs
             )
+            reruns.setdefault(file, []).append(rerun)
+            pilot.tests += [
+                TestRecord(phase="rerun", attempt=attempt, case=c) for c in rerun.cases or ()
+            ]
+    pilot.gate = judge(base, after, reruns)
 
 
 def _record(pilot: _Pilot, coverage: Coverage, keep: bool) -> Run:
@@ -190,6 +220,10 @@ def _record(pilot: _Pilot, coverage: Coverage, keep: bool) -> Run:
         artifacts=str(pilot.artifacts),
         checks=tuple(pilot.checks),
         sites=_site_results(coverage),
+        tests=tuple(pilot.tests),
+        gate=pilot.gate,
+        baseline_key=pilot.baseline.key if pilot.baseline else None,
+        baseline_cached=pilot.baseline.cached if pilot.baseline else False,
         check_names=tuple(c.name for c in p.bench.file.checks),
     )
 
@@ -213,6 +247,7 @@ def execute_plan(p: Plan, store: Path, *, keep: bool = False, on_stage: Stage | 
         base_tree=work / f"{run_id}-base",
         clock=_Clock(),
         tree=p.repository.base_sha,
+        store=store,
     )
     pilot.logs.mkdir(parents=True, exist_ok=True)
     label = f"{p.bench.name} {p.spec.arm} #{p.spec.trial}"
@@ -256,10 +291,17 @@ def pilot_specs(
     model: str = "",
     max_cost: float | None = None,
     trials: int = 1,
+    flake_reruns: int = 1,
 ) -> list[PilotSpec]:
     return [
         PilotSpec(
-            bench=bench, arm=arm, executor=executor, model=model, max_cost=max_cost, trial=trial
+            bench=bench,
+            arm=arm,
+            executor=executor,
+            model=model,
+            max_cost=max_cost,
+            trial=trial,
+            flake_reruns=flake_reruns,
         )
         for arm in arms
         for trial in range(1, trials + 1)

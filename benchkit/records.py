@@ -15,6 +15,9 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
+from benchkit.gate import GateResult
+from benchkit.junit import CaseResult
+
 SCHEMA_VERSION = 1
 
 RunStatus = Literal["ok", "failed", "timeout", "interrupted", "crashed", "running"]
@@ -35,6 +38,20 @@ def _schema(columns: Sequence[Column]) -> pa.Schema:
     return pa.schema([pa.field(c.name, c.type, metadata={"doc": c.doc}) for c in columns])
 
 
+FAILURE_TYPE = pa.struct([("file", pa.string()), ("test", pa.string()), ("message", pa.string())])
+RERUN_TYPE = pa.struct(
+    [
+        ("file", pa.string()),
+        ("attempts", pa.int32()),
+        ("passes", pa.int32()),
+        ("fails", pa.int32()),
+        ("no_tests", pa.int32()),
+        ("missing", pa.bool_()),
+        ("fail_rate_low", pa.float64()),
+        ("fail_rate_high", pa.float64()),
+    ]
+)
+
 RUN_COLUMNS: tuple[Column, ...] = (
     Column(name="run_id", type=pa.string(), doc="Unique id of the pilot's run."),
     Column(name="schema_version", type=pa.int32(), doc="Version of this schema."),
@@ -45,6 +62,7 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column(name="model", type=pa.string(), doc="Model name handed to the arm."),
     Column(name="max_cost", type=pa.float64(), doc="Budget cap in USD; null when none."),
     Column(name="trial", type=pa.int32(), doc="Repeat index, from 1."),
+    Column(name="flake_reruns", type=pa.int32(), doc="Reruns alone of each new failing file."),
     Column(name="status", type=pa.string(), doc="ok, failed, timeout, interrupted, crashed."),
     Column(name="failure_kind", type=pa.string(), doc="Why the run failed; null when ok."),
     Column(name="failure_detail", type=pa.string(), doc="One line on the failure; null if ok."),
@@ -65,6 +83,45 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column(name="files_recall", type=pa.float64(), doc="Human files the arm touched / all."),
     Column(name="files_precision", type=pa.float64(), doc="Arm files the human touched / all."),
     Column(name="diff_lines", type=pa.int32(), doc="Lines added plus removed by the arm."),
+    Column(name="test_verdict", type=pa.string(), doc="The gate: pass, flaky-pass or fail."),
+    Column(name="test_reasons", type=pa.string(), doc="Why the gate failed, '; '-joined."),
+    Column(
+        name="preexisting_files",
+        type=pa.list_(pa.string()),
+        doc="Failing test files whose failures all failed at base: not charged.",
+    ),
+    Column(
+        name="flaky_files",
+        type=pa.list_(pa.string()),
+        doc="New failing test files that passed when rerun alone.",
+    ),
+    Column(
+        name="regression_files",
+        type=pa.list_(pa.string()),
+        doc="New failing test files that failed every rerun alone.",
+    ),
+    Column(
+        name="missing_files",
+        type=pa.list_(pa.string()),
+        doc="New failing test files that could not be run alone, or ran no test.",
+    ),
+    Column(
+        name="regressions",
+        type=pa.int32(),
+        doc="Tests that passed at base and fail after, in regression files.",
+    ),
+    Column(
+        name="first_failures",
+        type=pa.list_(FAILURE_TYPE),
+        doc="The first charged failures: file, test, message.",
+    ),
+    Column(
+        name="rerun_stats",
+        type=pa.list_(RERUN_TYPE),
+        doc="Per rerun file: attempts, passes, fails, Wilson 95% interval of its fail rate.",
+    ),
+    Column(name="baseline_key", type=pa.string(), doc="Key of the base checks' cache entry."),
+    Column(name="baseline_cached", type=pa.bool_(), doc="The base checks came from the cache."),
     Column(name="worktree", type=pa.string(), doc="Worktree path; kept only with --keep."),
     Column(name="artifacts", type=pa.string(), doc="Folder of the run's logs and agent.patch."),
 )
@@ -95,9 +152,22 @@ SITE_COLUMNS: tuple[Column, ...] = (
     Column(name="matched", type=pa.bool_(), doc="...and left the human's text, up to spaces."),
 )
 
+TEST_COLUMNS: tuple[Column, ...] = (
+    Column(name="run_id", type=pa.string(), doc="The run (or baseline key) of this test case."),
+    Column(name="schema_version", type=pa.int32(), doc="Version of this schema."),
+    Column(name="phase", type=pa.string(), doc="base, after, or rerun (a file alone)."),
+    Column(name="attempt", type=pa.int32(), doc="Rerun number from 1; 0 for base and after."),
+    Column(name="file", type=pa.string(), doc="Test file; null when the report names none."),
+    Column(name="test", type=pa.string(), doc="Test case name as the report gives it."),
+    Column(name="outcome", type=pa.string(), doc="passed, failed, error or skipped."),
+    Column(name="duration_s", type=pa.float64(), doc="Seconds, as reported."),
+    Column(name="message", type=pa.string(), doc="First line of the failure message."),
+)
+
 TABLES: dict[str, tuple[Column, ...]] = {
     "runs": RUN_COLUMNS,
     "checks": CHECK_COLUMNS,
+    "tests": TEST_COLUMNS,
     "sites": SITE_COLUMNS,
 }
 
@@ -131,6 +201,17 @@ class CheckResult:
 
 
 @dataclass(frozen=True, kw_only=True)
+class TestRecord:
+    """One test case of one phase of a run."""
+
+    __test__ = False  # not a pytest class
+
+    phase: Literal["base", "after", "rerun"]
+    attempt: int
+    case: CaseResult
+
+
+@dataclass(frozen=True, kw_only=True)
 class SiteResult:
     site: int
     file: str
@@ -151,6 +232,7 @@ class PilotSpec:
     model: str = ""
     max_cost: float | None = None
     trial: int = 1
+    flake_reruns: int = 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -180,6 +262,10 @@ class Run:
     artifacts: str
     checks: tuple[CheckResult, ...] = ()
     sites: tuple[SiteResult, ...] = ()
+    tests: tuple[TestRecord, ...] = ()
+    gate: GateResult | None = None
+    baseline_key: str | None = None
+    baseline_cached: bool = False
     check_names: tuple[str, ...] = field(default=())
 
     @property
@@ -202,6 +288,7 @@ def run_row(run: Run) -> dict[str, Any]:
         "model": spec.model,
         "max_cost": spec.max_cost,
         "trial": spec.trial,
+        "flake_reruns": spec.flake_reruns,
         "status": run.status,
         "failure_kind": run.failure_kind,
         "failure_detail": run.failure_detail,
@@ -217,6 +304,9 @@ def run_row(run: Run) -> dict[str, Any]:
         "files_recall": run.files_recall,
         "files_precision": run.files_precision,
         "diff_lines": run.diff_lines,
+        **gate_columns(run.gate),
+        "baseline_key": run.baseline_key,
+        "baseline_cached": run.baseline_cached,
         "worktree": run.worktree,
         "artifacts": run.artifacts,
     }
@@ -229,10 +319,68 @@ def run_row(run: Run) -> dict[str, Any]:
     return row
 
 
-def check_rows(run: Run) -> list[dict[str, Any]]:
+def gate_columns(gate: GateResult | None) -> dict[str, Any]:
+    if gate is None:
+        names = (
+            "test_verdict",
+            "test_reasons",
+            "preexisting_files",
+            "flaky_files",
+            "regression_files",
+            "missing_files",
+            "regressions",
+            "first_failures",
+            "rerun_stats",
+        )
+        return dict.fromkeys(names)
+    return {
+        "test_verdict": gate.verdict,
+        "test_reasons": "; ".join(gate.reasons) or None,
+        "preexisting_files": list(gate.preexisting_files),
+        "flaky_files": list(gate.flaky_files),
+        "regression_files": list(gate.regression_files),
+        "missing_files": list(gate.missing_files),
+        "regressions": gate.regressions,
+        "first_failures": [
+            {"file": f.file, "test": f.test, "message": f.message} for f in gate.first_failures
+        ],
+        "rerun_stats": [
+            {
+                "file": r.file,
+                "attempts": r.attempts,
+                "passes": r.passes,
+                "fails": r.fails,
+                "no_tests": r.no_tests,
+                "missing": r.missing,
+                "fail_rate_low": r.fail_rate[0] if r.fail_rate else None,
+                "fail_rate_high": r.fail_rate[1] if r.fail_rate else None,
+            }
+            for r in gate.reruns
+        ],
+    }
+
+
+def test_rows(owner: str, records: Iterable[TestRecord]) -> list[dict[str, Any]]:
     return [
         {
-            "run_id": run.run_id,
+            "run_id": owner,
+            "schema_version": SCHEMA_VERSION,
+            "phase": t.phase,
+            "attempt": t.attempt,
+            "file": t.case.file,
+            "test": t.case.name,
+            "outcome": t.case.outcome,
+            "duration_s": t.case.duration_s,
+            "message": t.case.message,
+        }
+        for t in records
+    ]
+
+
+def check_rows(owner: str, checks: Iterable[CheckResult]) -> list[dict[str, Any]]:
+    return [
+        {
+            "run_id": owner,
             "schema_version": SCHEMA_VERSION,
             "phase": c.phase,
             "check": c.check,
@@ -243,8 +391,35 @@ def check_rows(run: Run) -> list[dict[str, Any]]:
             "note": c.note,
             "log_path": c.log_path,
         }
-        for c in run.checks
+        for c in checks
     ]
+
+
+def check_from_row(row: Mapping[str, Any]) -> CheckResult:
+    return CheckResult(
+        check=row["check"],
+        phase=row["phase"],
+        status=row["status"],
+        exit_code=row["exit_code"],
+        duration_s=row["duration_s"],
+        count=row["count"],
+        note=row["note"],
+        log_path=row["log_path"],
+    )
+
+
+def test_from_row(row: Mapping[str, Any]) -> TestRecord:
+    return TestRecord(
+        phase=row["phase"],
+        attempt=row["attempt"],
+        case=CaseResult(
+            file=row["file"],
+            name=row["test"],
+            outcome=row["outcome"],
+            duration_s=row["duration_s"],
+            message=row["message"],
+        ),
+    )
 
 
 def site_rows(run: Run) -> list[dict[str, Any]]:

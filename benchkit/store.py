@@ -18,7 +18,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from benchkit.records import Run, check_rows, run_row, site_rows, table_schema
+from benchkit.records import Run, check_rows, run_row, site_rows, table_schema, test_rows
 
 DEFAULT_STORE = Path("data/runs")
 
@@ -53,7 +53,10 @@ def write_table(
 
 def write_run(store: Path, run: Run) -> None:
     write_table(store, "sites", run.run_id, site_rows(run), table_schema("sites"))
-    write_table(store, "checks", run.run_id, check_rows(run), table_schema("checks"))
+    write_table(store, "tests", run.run_id, test_rows(run.run_id, run.tests), table_schema("tests"))
+    write_table(
+        store, "checks", run.run_id, check_rows(run.run_id, run.checks), table_schema("checks")
+    )
     write_table(store, "runs", run.run_id, [run_row(run)], table_schema("runs", run.check_names))
 
 
@@ -76,3 +79,15 @@ def read_table(store: Path | str | None, table: str) -> pl.DataFrame:
         assert isinstance(frame, pl.DataFrame)
         return frame
     return pl.concat(frames, how="diagonal_relaxed")
+
+
+def read_file(path: Path) -> list[dict[str, Any]] | None:
+    """The rows of one Parquet file; None when it is absent or unreadable (with a warning)."""
+    if not path.exists():
+        return None
+    try:
+        rows: list[dict[str, Any]] = pq.read_table(path).to_pylist()
+    except Exception as exc:  # unreadable: name it, let the caller do without
+        warnings.warn(f"skipped {path}: {exc}", StoreWarning, stacklevel=2)
+        return None
+    return rows

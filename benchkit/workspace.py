@@ -248,7 +248,7 @@ def snapshot(worktree: Path) -> str:
             git("rev-parse", "--path-format=absolute", "--git-path", "index", cwd=worktree).strip()
         )
         if own.exists():
-            shutil.copyfile(own, index)
+            shutil.copy2(own, index)  # keep its mtime: git re-reads racily clean entries
         else:
             git("read-tree", "HEAD", cwd=worktree, GIT_INDEX_FILE=index)
         git("add", "--all", ".", cwd=worktree, GIT_INDEX_FILE=index)

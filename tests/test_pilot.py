@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +14,14 @@ import benchkit
 from benchkit.arms import ArmContext, ArmOutcome
 from benchkit.pilot import execute_plan, plan
 from benchkit.records import PilotSpec
-from benchkit.workspace import cache_dir, git_env
+from benchkit.workspace import (
+    add_worktree,
+    cache_dir,
+    diff,
+    git_env,
+    remove_worktree,
+    snapshot,
+)
 from tests.conftest import TinyRepo, sh_git
 
 
@@ -223,3 +231,44 @@ def test_a_pilot_stopped_half_way_is_still_recorded(
     patch = Path(row["artifacts"], "agent.patch").read_text()
     assert "+VERSION = 2" in patch  # ... and kept
     assert list((cache_dir() / "worktrees").iterdir()) == []
+
+
+def test_the_baseline_is_cached_by_base_sha_and_checks(tiny: TinyRepo, tmp_path: Path) -> None:
+    first = _one(tiny, "noop", tmp_path)
+    second = _one(tiny, "human", tmp_path)
+    assert (first.baseline_cached, second.baseline_cached) == (False, True)
+    assert first.baseline_key == second.baseline_key
+    base = [c for c in second.checks if c.phase == "base"]
+    assert base == [c for c in first.checks if c.phase == "base"]  # the same records
+    assert second.phases["baseline"] < first.phases["baseline"]
+    assert [t.case.name for t in second.tests if t.phase == "base"] == ["test_add"]
+    # Other checks are another baseline.
+    tiny.bench_file.write_text(tiny.bench_file.read_text().replace("timeout = 30", "timeout = 31"))
+    third = _one(tiny, "noop", tmp_path)
+    assert not third.baseline_cached
+    assert third.baseline_key != first.baseline_key
+
+
+def test_a_corrupt_baseline_is_run_again(tiny: TinyRepo, tmp_path: Path) -> None:
+    first = _one(tiny, "noop", tmp_path)
+    (tmp_path / "baselines" / "checks" / f"{first.baseline_key}.parquet").write_bytes(b"junk")
+    with pytest.warns(UserWarning, match="skipped .*baselines/checks"):
+        again = _one(tiny, "noop", tmp_path)
+    assert not again.baseline_cached
+    assert _one(tiny, "noop", tmp_path).baseline_cached  # written afresh
+
+
+def test_a_same_size_edit_right_after_checkout_is_in_the_diff(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    # Racy git: an edit in the same second as the checkout, of the same size, looks
+    # unchanged by its stat data; the snapshot must still see it.
+    [p] = plan([PilotSpec(bench=str(tiny.bench_dir), arm="noop")])
+    mirror, base = p.repository.mirror, p.repository.base_sha
+    for n in range(3):
+        worktree = add_worktree(mirror, base, tmp_path / f"wt{n}")
+        (worktree / "util.py").write_text("NAME = 'calc'\nVERSION = 9\n")  # same size
+        time.sleep(1.1)  # the snapshot comes a second later
+        tree = snapshot(worktree)
+        assert "+VERSION = 9" in diff(mirror, base, tree), n
+        remove_worktree(mirror, worktree)

@@ -36,6 +36,7 @@ def columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         "trial",
         "status",
         *checks,
+        "gate",
         "covered",
         "matched",
         "unrelated",
@@ -52,6 +53,7 @@ def cells(row: Mapping[str, Any], header: Sequence[str]) -> list[str]:
         "trial": str(row.get("trial", "")),
         "status": str(row.get("status", ""))
         + (f" ({row['failure_kind']})" if row.get("failure_kind") else ""),
+        "gate": str(row.get("test_verdict") or "-"),
         "covered": f"{row.get('sites_covered')}/{row.get('sites_total')}",
         "matched": f"{row.get('sites_matched')}/{row.get('sites_total')}",
         "unrelated": str(row.get("sites_unrelated")),
@@ -78,9 +80,55 @@ def line(row: Mapping[str, Any]) -> str:
     """One run on one line: status, checks, covered/total, unrelated, wall."""
     checks = " ".join(f"{c}={_check_cell(row, c)}" for c in check_names(row))
     status = cells(row, ["status"])[0]
+    gate = f"gate={row['test_verdict']}  " if row.get("test_verdict") else ""
     return (
-        f"{row.get('arm')} #{row.get('trial')}: {status}  {checks}  "
+        f"{row.get('arm')} #{row.get('trial')}: {status}  {checks}  {gate}"
         f"covered {row.get('sites_covered')}/{row.get('sites_total')}  "
         f"matched {row.get('sites_matched')}  unrelated {row.get('sites_unrelated')}  "
         f"wall {row.get('wall_s') or 0:.1f}s"
     )
+
+
+def _files(label: str, files: Sequence[str] | None) -> str | None:
+    return f"{label} {', '.join(files)}" if files else None
+
+
+def test_findings(row: Mapping[str, Any]) -> str:
+    """What the gate found in one run: preexisting, flaky, regression and missing files."""
+    reruns = {r["file"]: r for r in row.get("rerun_stats") or []}
+    flaky = [
+        f"{f} (passed {reruns[f]['passes']} of {reruns[f]['attempts']} alone)" if f in reruns else f
+        for f in row.get("flaky_files") or []
+    ]
+    failures = [
+        f"{x['test']}"
+        for x in row.get("first_failures") or []
+        if x["file"] in (row.get("regression_files") or [])
+    ]
+    regression = _files("regression", row.get("regression_files"))
+    if regression and failures:
+        regression += f" ({', '.join(failures)})"
+    parts = [
+        _files("preexisting", row.get("preexisting_files")),
+        _files("flaky", flaky),
+        regression,
+        _files("missing", row.get("missing_files")),
+    ]
+    found = "; ".join(p for p in parts if p)
+    reasons = row.get("test_reasons")
+    if reasons and not row.get("regression_files"):
+        found = f"{found}; {reasons}" if found else str(reasons)
+    return found or "no failing test"
+
+
+def tests_block(rows: Sequence[Mapping[str, Any]]) -> str:
+    """One line per run with a gate verdict: what failed, and whether it was charged."""
+    judged = [r for r in rows if r.get("test_verdict")]
+    if not judged:
+        return ""
+    width = max(len(str(r.get("arm"))) + len(str(r.get("trial"))) + 2 for r in judged)
+    lines = ["tests, by the gate:"]
+    for r in judged:
+        name = f"{r.get('arm')} #{r.get('trial')}"
+        lines.append(f"  {name:<{width}}  {r['test_verdict']:<10}  {test_findings(r)}")
+    return "\n".join(lines)

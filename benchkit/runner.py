@@ -1,0 +1,75 @@
+"""What a test runner's own closing lines say: how many tests and files failed.
+
+The gate compares this with the report, because some reporters leave out a test
+file that failed to load (jest-junit does). Read from the last summary of pytest,
+vitest, jest or bun test in a log; `None` where the log holds none.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+# pytest: "2 failed, 3 passed, 1 skipped, 2 errors in 0.04s" (with or without ===)
+PYTEST = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+) in [\d.]+s\b.*$", re.MULTILINE)
+PYTEST_INTERRUPTED = re.compile(r"Interrupted: (\d+) errors? during collection")
+# jest: "Tests:       1 failed, 1 skipped, 4 passed, 6 total" / "Test Suites: 2 failed, ..."
+JEST_TESTS = re.compile(r"^Tests:\s+(.*\d+ total)\s*$", re.MULTILINE)
+JEST_SUITES = re.compile(r"^Test Suites:\s+(.*\d+ total)\s*$", re.MULTILINE)
+# vitest: " Test Files  2 failed | 1 passed (3)" / "      Tests  1 failed | 4 passed (6)"
+VITEST_FILES = re.compile(r"^\s*Test Files\s+(.*)\(\d+\)\s*$", re.MULTILINE)
+VITEST_TESTS = re.compile(r"^\s*Tests\s+(.*)\(\d+\)\s*$", re.MULTILINE)
+# bun test: " 3 pass" / " 1 fail" / "Ran 4 tests across 2 files."
+BUN_FAIL = re.compile(r"^\s*(\d+) fail\s*$", re.MULTILINE)
+BUN_RAN = re.compile(r"^Ran \d+ tests? across \d+ files?\.", re.MULTILINE)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunnerSummary:
+    runner: str
+    failed_tests: int  # failed and errored tests, collection errors included
+    failed_files: int | None  # where the runner counts files (jest, vitest)
+
+
+def _count(text: str, word: str) -> int:
+    found = re.search(rf"(\d+) {word}", text)
+    return int(found.group(1)) if found else 0
+
+
+def _last(pattern: re.Pattern[str], text: str) -> str | None:
+    matches = pattern.findall(text)
+    return matches[-1] if matches else None
+
+
+def read_summary(log: str) -> RunnerSummary | None:
+    """The failures a runner's last closing lines report, if the log has any."""
+    text = ANSI.sub("", log)
+    jest = _last(JEST_TESTS, text)
+    if jest is not None:
+        suites = _last(JEST_SUITES, text) or ""
+        return RunnerSummary(
+            runner="jest",
+            failed_tests=_count(jest, "failed"),
+            failed_files=_count(suites, "failed"),
+        )
+    vitest = _last(VITEST_FILES, text)
+    if vitest is not None:
+        tests = _last(VITEST_TESTS, text) or ""
+        return RunnerSummary(
+            runner="vitest",
+            failed_tests=_count(tests, "failed"),
+            failed_files=_count(vitest, "failed"),
+        )
+    pytest = _last(PYTEST, text)
+    if pytest is not None:
+        failed = _count(pytest, "failed") + _count(pytest, "errors?")
+        return RunnerSummary(runner="pytest", failed_tests=failed, failed_files=None)
+    interrupted = _last(PYTEST_INTERRUPTED, text)
+    if interrupted is not None:
+        return RunnerSummary(runner="pytest", failed_tests=int(interrupted), failed_files=None)
+    if BUN_RAN.search(text):
+        fail = _last(BUN_FAIL, text)
+        return RunnerSummary(runner="bun", failed_tests=int(fail or 0), failed_files=None)
+    return None

@@ -1,0 +1,192 @@
+"""The gate, as data in and data out: one test per rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchkit.gate import TestRun, files_to_rerun, judge
+from benchkit.junit import CaseResult, Outcome
+from benchkit.runner import RunnerSummary
+from benchkit.stats import wilson
+
+
+def case(file: str | None, name: str, outcome: Outcome = "passed") -> CaseResult:
+    message = "boom" if outcome in ("failed", "error") else None
+    return CaseResult(file=file, name=name, outcome=outcome, duration_s=0.01, message=message)
+
+
+def run(*cases: CaseResult, exit_code: int | None = None, **kw: object) -> TestRun:
+    if exit_code is None:
+        exit_code = 1 if any(c.failing for c in cases) else 0
+    return TestRun(cases=cases, exit_code=exit_code, **kw)  # type: ignore[arg-type]
+
+
+BASE = run(
+    case("t/test_a.py", "a1"),
+    case("t/test_a.py", "a2"),
+    case("t/test_b.py", "b1"),
+    case("t/test_old.py", "old1", "failed"),
+    case("t/test_old.py", "old2"),
+)
+
+
+def test_all_green_is_a_pass() -> None:
+    after = run(case("t/test_a.py", "a1"), case("t/test_b.py", "b1"))
+    result = judge(BASE, after, {})
+    assert result.verdict == "pass"
+    assert result.reasons == ()
+
+
+def test_a_file_failing_at_base_is_preexisting_and_not_charged() -> None:
+    after = run(case("t/test_a.py", "a1"), case("t/test_old.py", "old1", "failed"))
+    assert files_to_rerun(BASE, after) == []
+    result = judge(BASE, after, {})
+    assert result.verdict == "pass"
+    assert result.preexisting_files == ("t/test_old.py",)
+    assert result.first_failures == ()
+
+
+def test_a_preexisting_file_with_a_new_failure_is_judged_again() -> None:
+    after = run(case("t/test_old.py", "old1", "failed"), case("t/test_old.py", "old2", "failed"))
+    assert files_to_rerun(BASE, after) == ["t/test_old.py"]
+    rerun = run(case("t/test_old.py", "old1", "failed"), case("t/test_old.py", "old2", "failed"))
+    result = judge(BASE, after, {"t/test_old.py": [rerun]})
+    assert result.regression_files == ("t/test_old.py",)
+    assert result.regressions == 1  # old2 passed at base; old1 did not
+
+
+def test_a_file_that_passes_alone_is_flaky() -> None:
+    after = run(case("t/test_a.py", "a1", "failed"), case("t/test_a.py", "a2"))
+    rerun = run(case("t/test_a.py", "a1"), case("t/test_a.py", "a2"))
+    result = judge(BASE, after, {"t/test_a.py": [rerun]})
+    assert result.verdict == "flaky-pass"
+    assert result.flaky_files == ("t/test_a.py",)
+    assert result.regressions == 0
+    assert [(f.file, f.test) for f in result.first_failures] == [("t/test_a.py", "a1")]
+
+
+def test_a_file_that_fails_again_alone_is_a_regression() -> None:
+    after = run(
+        case("t/test_a.py", "a1", "failed"),
+        case("t/test_a.py", "a2", "failed"),
+        case("t/test_a.py", "a_new", "failed"),
+    )
+    rerun = run(
+        case("t/test_a.py", "a1", "failed"),
+        case("t/test_a.py", "a2"),
+        case("t/test_a.py", "a_new", "failed"),
+    )
+    result = judge(BASE, after, {"t/test_a.py": [rerun]})
+    assert result.verdict == "fail"
+    assert result.regression_files == ("t/test_a.py",)
+    assert result.regressions == 2  # a1 and a2 passed at base; a_new did not exist
+    assert "regression in t/test_a.py" in result.reasons
+
+
+def test_a_failure_that_names_no_file_fails_the_gate() -> None:
+    after = run(case("t/test_a.py", "a1"), case(None, "tests", "error"))
+    result = judge(BASE, after, {})
+    assert result.verdict == "fail"
+    assert result.reasons == ("1 failing test(s) name no file, e.g. 'tests'",)
+
+
+@pytest.mark.parametrize(
+    ("after", "reason"),
+    [
+        (
+            TestRun(cases=None, problem="no test report at junit.xml", exit_code=139),
+            "no test report: no test report at junit.xml",
+        ),
+        (
+            TestRun(cases=(case("t/test_a.py", "a1"),), exit_code=None, timed_out=True),
+            "the test run timed out",
+        ),
+        (TestRun(cases=None, exit_code=None, missing=True), "the test command could not start"),
+    ],
+)
+def test_a_crash_a_timeout_or_no_runner_fails_the_gate(after: TestRun, reason: str) -> None:
+    result = judge(BASE, after, {})
+    assert result.verdict == "fail"
+    assert result.reasons[0] == reason
+
+
+def test_a_rerun_that_runs_no_test_is_not_a_pass() -> None:
+    after = run(case("t/test_a.py", "a1", "failed"))
+    nothing = run(exit_code=5)  # pytest: no tests collected
+    only_skips = run(case("t/test_a.py", "a1", "skipped"))
+    for rerun in (nothing, only_skips):
+        result = judge(BASE, after, {"t/test_a.py": [rerun]})
+        assert result.verdict == "fail"
+        assert result.missing_files == ("t/test_a.py",)
+        assert result.reasons == ("the rerun of t/test_a.py ran no test",)
+
+
+def test_a_file_that_cannot_run_alone_is_missing() -> None:
+    after = run(case("t/test_a.py", "a1", "failed"))
+    for reruns in ({}, {"t/test_a.py": [TestRun(cases=None, exit_code=None, missing=True)]}):
+        result = judge(BASE, after, reruns)
+        assert result.verdict == "fail"
+        assert result.missing_files == ("t/test_a.py",)
+        assert result.reasons == ("t/test_a.py cannot be run alone",)
+
+
+def test_a_failed_exit_with_a_clean_report_fails_the_gate() -> None:
+    after = run(case("t/test_a.py", "a1"), exit_code=1)
+    result = judge(BASE, after, {})
+    assert result.verdict == "fail"
+    assert result.reasons == ("the runner exited 1 but its report names no failure",)
+
+
+def test_a_report_that_leaves_out_a_file_fails_whatever_the_reruns_showed() -> None:
+    # jest-junit dropped the file that failed to load; jest's own summary counts it.
+    summary = RunnerSummary(runner="jest", failed_tests=1, failed_files=2)
+    after = run(case("t/test_a.py", "a1", "failed"), summary=summary)
+    rerun = run(case("t/test_a.py", "a1"))
+    result = judge(BASE, after, {"t/test_a.py": [rerun]})
+    assert result.flaky_files == ("t/test_a.py",)
+    assert result.verdict == "fail"
+    assert result.reasons == ("jest's summary counts 2 failed files, the report names 1",)
+    more_tests = RunnerSummary(runner="pytest", failed_tests=3, failed_files=None)
+    result = judge(
+        BASE, run(case("t/test_a.py", "a1", "failed"), summary=more_tests), {"t/test_a.py": [rerun]}
+    )
+    assert result.reasons == ("pytest's summary counts 3 failed, the report names 1",)
+
+
+def test_k_reruns_count_passes_and_fails_with_an_interval() -> None:
+    after = run(case("t/test_a.py", "a1", "failed"))
+    passing, failing = run(case("t/test_a.py", "a1")), run(case("t/test_a.py", "a1", "failed"))
+    result = judge(BASE, after, {"t/test_a.py": [passing, failing, passing, failing, passing]})
+    assert result.verdict == "flaky-pass"
+    [stats] = result.reruns
+    assert (stats.attempts, stats.passes, stats.fails) == (5, 3, 2)
+    assert stats.fail_rate == wilson(2, 5)
+    always = judge(BASE, after, {"t/test_a.py": [failing] * 5})
+    assert always.regression_files == ("t/test_a.py",)
+    assert always.reruns[0].fail_rate == wilson(5, 5)
+
+
+def test_without_a_base_report_every_failing_file_is_new() -> None:
+    after = run(case("t/test_old.py", "old1", "failed"))
+    assert files_to_rerun(None, after) == ["t/test_old.py"]
+    assert files_to_rerun(TestRun(cases=None), after) == ["t/test_old.py"]
+
+
+def test_wilson_interval() -> None:
+    assert wilson(0, 0) is None
+    low, high = wilson(2, 5) or (0.0, 0.0)
+    assert round(low, 3) == 0.118 and round(high, 3) == 0.769
+    none_failed = wilson(0, 5)
+    assert none_failed is not None
+    assert none_failed[0] == 0.0
+    assert none_failed[1] == pytest.approx(0.4345, abs=1e-4)
+    assert wilson(5, 5)[1] == 1.0  # type: ignore[index]
+    with pytest.raises(ValueError):
+        wilson(6, 5)
+
+
+def test_a_report_with_no_test_fails_the_gate() -> None:
+    after = TestRun(cases=(), problem="junit.xml: the report names no test", exit_code=5)
+    result = judge(BASE, after, {})
+    assert result.verdict == "fail"
+    assert result.reasons == ("the test run ran no test: junit.xml: the report names no test",)

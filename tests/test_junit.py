@@ -1,0 +1,162 @@
+"""Real JUnit reports of pytest, vitest and jest-junit, mapped to their test files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchkit.junit import ReportError, failing_files, file_of, parse_report
+from benchkit.runner import RunnerSummary, read_summary
+
+FIXTURES = Path(__file__).parent / "fixtures" / "junit"
+
+
+def _cases(name: str) -> list[tuple[str | None, str, str]]:
+    return [(c.file, c.name, c.outcome) for c in parse_report((FIXTURES / name).read_text())]
+
+
+@pytest.mark.parametrize("family", ["xunit1", "xunit2"])
+def test_pytest_both_families(family: str) -> None:
+    assert _cases(f"pytest-{family}.xml") == [
+        ("tests/test_broken.py", "tests.test_broken", "error"),  # collection error
+        ("tests/test_fixture_error.py", "test_uses_boom", "error"),
+        ("tests/unit/test_calc.py", "test_adds", "passed"),
+        ("tests/unit/test_calc.py", "test_rounds_wrongly", "failed"),
+        ("tests/unit/test_calc.py", "test_in_class", "passed"),
+        ("tests/unit/test_calc.py", "test_param[1]", "passed"),
+        ("tests/unit/test_calc.py", "test_param[2]", "failed"),
+        ("tests/unit/test_calc.py", "test_later", "skipped"),
+    ]
+
+
+def test_vitest() -> None:
+    assert _cases("vitest.xml") == [
+        ("src/broken.test.js", "src/broken.test.js", "failed"),  # failed to load
+        ("src/math.test.js", "add > adds", "passed"),
+        ("src/math.test.js", "add > adds negatives", "passed"),
+        ("src/math.test.js", "div > divides", "passed"),
+        ("src/math.test.js", "div > rounds wrongly", "failed"),
+        ("src/nested/skip.test.js", "later", "skipped"),
+        ("src/nested/skip.test.js", "works", "passed"),
+    ]
+
+
+@pytest.mark.parametrize("variant", ["jest-junit-file.xml", "jest-junit-suite.xml"])
+def test_jest_junit_with_a_file_or_a_filepath_suite(variant: str) -> None:
+    cases = _cases(variant)
+    assert [c[0] for c in cases] == ["lib/math.test.js"] * 4 + ["lib/nested/skip.test.js"] * 2
+    assert [c[2] for c in cases] == ["passed"] * 3 + ["failed", "skipped", "passed"]
+    # the file that failed to load is not in the report at all
+    assert "lib/broken.test.js" not in {c[0] for c in cases}
+
+
+def test_jest_junit_defaults_name_no_file() -> None:
+    cases = _cases("jest-junit.xml")
+    assert {c[0] for c in cases} == {None}
+    assert [c[1] for c in cases if c[2] == "failed"] == ["div rounds wrongly"]
+
+
+def test_messages_are_first_lines() -> None:
+    [failure] = [
+        c
+        for c in parse_report((FIXTURES / "vitest.xml").read_text())
+        if c.name == "div > rounds wrongly"
+    ]
+    assert failure.message == "expected 0.3333333333333333 to be 0.33 // Object.is equality"
+    [jest] = [
+        c
+        for c in parse_report((FIXTURES / "jest-junit-file.xml").read_text())
+        if c.outcome == "failed"
+    ]
+    # jest-junit puts the text in the element, not in a message attribute
+    assert jest.message == "Error: expect(received).toBe(expected) // Object.is equality"
+
+
+def test_failing_files_in_report_order() -> None:
+    cases = parse_report((FIXTURES / "pytest-xunit2.xml").read_text())
+    assert failing_files(cases) == [
+        "tests/test_broken.py",
+        "tests/test_fixture_error.py",
+        "tests/unit/test_calc.py",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        (
+            {"file_attr": "./a/test_x.py", "classname": "zzz", "suite": None, "name": "t"},
+            "a/test_x.py",
+        ),
+        (
+            {"file_attr": None, "classname": "web/app.spec.ts", "suite": "x", "name": "t"},
+            "web/app.spec.ts",
+        ),
+        (
+            {"file_attr": None, "classname": "renders", "suite": "src/App.test.tsx", "name": "t"},
+            "src/App.test.tsx",
+        ),
+        (
+            {
+                "file_attr": None,
+                "classname": "pkg.sub.test_mod.TestA.TestB",
+                "suite": "pytest",
+                "name": "t",
+            },
+            "pkg/sub/test_mod.py",
+        ),
+        (
+            {"file_attr": None, "classname": "pkg.mod_test", "suite": "pytest", "name": "t"},
+            "pkg/mod_test.py",
+        ),
+        # a collection error outside any test module (a broken conftest): no file
+        ({"file_attr": None, "classname": "", "suite": "pytest", "name": "tests"}, None),
+        ({"file_attr": None, "classname": "add adds", "suite": "add", "name": "add adds"}, None),
+    ],
+)
+def test_file_mapping_rules(kwargs: dict[str, str | None], expected: str | None) -> None:
+    assert file_of(**kwargs) == expected  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "text", ["", "   \n", "not xml at all", "<testsuite><testcase", "<html><body/></html>"]
+)
+def test_bad_reports_are_errors(text: str) -> None:
+    with pytest.raises(ReportError):
+        parse_report(text)
+
+
+def test_runner_summaries_of_the_real_logs() -> None:
+    assert read_summary((FIXTURES / "pytest.log").read_text()) == RunnerSummary(
+        runner="pytest", failed_tests=4, failed_files=None
+    )
+    assert read_summary((FIXTURES / "vitest.log").read_text()) == RunnerSummary(
+        runner="vitest", failed_tests=1, failed_files=2
+    )
+    assert read_summary((FIXTURES / "jest.log").read_text()) == RunnerSummary(
+        runner="jest", failed_tests=1, failed_files=2
+    )
+
+
+@pytest.mark.parametrize(
+    ("log", "expected"),
+    [
+        ("===== 1 failed, 22 passed, 76 warnings in 0.07s =====\n", 1),
+        ("1 failed, 23 passed in 0.05s\n", 1),
+        ("3 passed in 0.01s\n", 0),
+        ("!!!! Interrupted: 2 errors during collection !!!!\n", 2),
+        (
+            "x.test.ts:\n(pass) a\n(fail) b\n\n 1 pass\n 1 fail\n"
+            "Ran 2 tests across 1 file. [5ms]\n",
+            1,
+        ),
+    ],
+)
+def test_runner_summary_lines(log: str, expected: int) -> None:
+    summary = read_summary(log)
+    assert summary is not None and summary.failed_tests == expected
+
+
+def test_no_summary_in_a_crash_log() -> None:
+    assert read_summary("Segmentation fault (core dumped)\n") is None
