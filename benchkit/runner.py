@@ -46,22 +46,17 @@ def _last(pattern: re.Pattern[str], text: str) -> str | None:
 def read_summary(log: str) -> RunnerSummary | None:
     """The failures a runner's last closing lines report, if the log has any."""
     text = ANSI.sub("", log)
-    jest = _last(JEST_TESTS, text)
-    if jest is not None:
-        suites = _last(JEST_SUITES, text) or ""
-        return RunnerSummary(
-            runner="jest",
-            failed_tests=_count(jest, "failed"),
-            failed_files=_count(suites, "failed"),
-        )
-    vitest = _last(VITEST_FILES, text)
-    if vitest is not None:
-        tests = _last(VITEST_TESTS, text) or ""
-        return RunnerSummary(
-            runner="vitest",
-            failed_tests=_count(tests, "failed"),
-            failed_files=_count(vitest, "failed"),
-        )
+    for runner, files_line, tests_line in (
+        ("jest", JEST_SUITES, JEST_TESTS),
+        ("vitest", VITEST_FILES, VITEST_TESTS),
+    ):
+        files = _last(files_line, text)
+        if files is not None:
+            return RunnerSummary(
+                runner=runner,
+                failed_tests=_count(_last(tests_line, text) or "", "failed"),
+                failed_files=_count(files, "failed"),
+            )
     pytest = _last(PYTEST, text)
     if pytest is not None:
         failed = _count(pytest, "failed") + _count(pytest, "errors?")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,25 +99,29 @@ def write_files(root: Path, files: dict[str, str]) -> None:
         path.write_text(text)
 
 
+def make_repo(
+    repo: Path, base: dict[str, str], change: dict[str, str], branch: str
+) -> tuple[str, str]:
+    """A real repository: `base` committed on main, `change` on top of it on `branch`."""
+    repo.mkdir()
+    sh_git(repo, "init", "--quiet", "--initial-branch", "main")
+    shas = []
+    for files, message in ((base, "base"), (change, branch)):
+        if message == branch:
+            sh_git(repo, "checkout", "--quiet", "-b", branch)
+        write_files(repo, files)
+        sh_git(repo, "add", "-A")
+        sh_git(repo, "commit", "--quiet", "-m", message)
+        shas.append(sh_git(repo, "rev-parse", "HEAD"))
+    sh_git(repo, "checkout", "--quiet", "main")
+    return shas[0], shas[1]
+
+
 @pytest.fixture
 def tiny(tmp_path: Path) -> Iterator[TinyRepo]:
     repo = tmp_path / "repo"
-    repo.mkdir()
-    sh_git(repo, "init", "--quiet", "--initial-branch", "main")
-    write_files(repo, BASE_FILES)
-    sh_git(repo, "add", "-A")
-    sh_git(repo, "commit", "--quiet", "-m", "base")
-    base = sh_git(repo, "rev-parse", "HEAD")
-    sh_git(repo, "checkout", "--quiet", "-b", "human")
-    write_files(repo, HUMAN_FILES)
-    sh_git(repo, "commit", "--quiet", "-am", "human")
-    human = sh_git(repo, "rev-parse", "HEAD")
-    sh_git(repo, "checkout", "--quiet", "main")
+    base, human = make_repo(repo, BASE_FILES, HUMAN_FILES, "human")
     bench_dir = tmp_path / "bench"
     (bench_dir / "patches").mkdir(parents=True)
     (bench_dir / "bench.toml").write_text(TINY_BENCH.format(repo=repo))
     yield TinyRepo(path=repo, base=base, human=human, bench_dir=bench_dir)
-
-
-def dedent(text: str) -> str:
-    return textwrap.dedent(text).lstrip("\n")

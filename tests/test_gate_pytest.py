@@ -10,7 +10,7 @@ import pytest
 import benchkit
 from benchkit.records import Run
 from benchkit.workspace import git_env
-from tests.conftest import sh_git, write_files
+from tests.conftest import make_repo
 
 BENCH = """\
 name = "gate"
@@ -79,16 +79,7 @@ BASE = {
 
 def _bench(tmp_path: Path, base: dict[str, str], arm: dict[str, str], alone: str = ALONE) -> Path:
     repo = tmp_path / "repo"
-    repo.mkdir()
-    sh_git(repo, "init", "--quiet", "--initial-branch", "main")
-    write_files(repo, base)
-    sh_git(repo, "add", "-A")
-    sh_git(repo, "commit", "--quiet", "-m", "base")
-    sh_git(repo, "checkout", "--quiet", "-b", "arm")
-    write_files(repo, arm)
-    sh_git(repo, "add", "-A")
-    sh_git(repo, "commit", "--quiet", "-m", "arm")
-    sh_git(repo, "checkout", "--quiet", "main")
+    make_repo(repo, base, arm, "arm")
     bench = tmp_path / "bench"
     (bench / "patches").mkdir(parents=True)
     (bench / "bench.toml").write_text(BENCH.format(repo=repo, alone=alone))
