@@ -17,7 +17,8 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/benchkit pilot --bench demo --arm human --arm noop --arm replay:agent-a --arm replay:agent-b
+	$(BIN)/benchkit pilot --bench demo --arm human --arm noop --arm replay:agent-a \
+		--arm replay:agent-b --arm fake-agent --max-cost 0.50
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

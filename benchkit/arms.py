@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from benchkit.proc import ProcError
+from benchkit.records import PilotSpec
+from benchkit.reports import NO_REPORT, ArmReport
 from benchkit.spec import Bench
 from benchkit.workspace import Repository, apply_patch, diff
 
@@ -25,7 +27,9 @@ class ArmError(ValueError):
 class ArmContext:
     bench: Bench
     repository: Repository
+    spec: PilotSpec
     worktree: Path
+    home: Path  # the arm's own HOME, outside the worktree
     logs: Path
 
 
@@ -34,6 +38,10 @@ class ArmOutcome:
     ok: bool
     failure_kind: str | None = None
     detail: str | None = None
+    retryable: bool | None = None
+    timed_out: bool = False
+    exit_code: int | None = None
+    report: ArmReport = NO_REPORT
 
 
 class Arm(Protocol):
@@ -41,6 +49,13 @@ class Arm(Protocol):
     def name(self) -> str: ...
 
     def run(self, context: ArmContext) -> ArmOutcome: ...
+
+
+@runtime_checkable
+class Secretive(Protocol):
+    """An arm holding secret values that must be written nowhere."""
+
+    def secrets(self) -> list[str]: ...
 
 
 @dataclass(frozen=True)
@@ -103,12 +118,22 @@ BUILTIN: dict[str, Callable[[Bench, str], Arm]] = {
 }
 
 
-def resolve_arm(bench: Bench, arm: str) -> Arm:
-    """The arm an `--arm` value names: `noop`, `human` or `replay:<name or path>`."""
-    kind, _, argument = arm.partition(":")
+def resolve_arm(bench: Bench, spec: PilotSpec) -> Arm:
+    """The arm an `--arm` value names: `noop`, `human`, `replay:<name or path>`, a
+    bundled arm file by name (`data/arms/NAME.toml`) or an arm file's path."""
+    from benchkit import command_arm  # command arms build on this module
+
+    kind, _, argument = spec.arm.partition(":")
     factory = BUILTIN.get(kind)
-    if factory is None:
-        raise ArmError(f"unknown arm {arm!r} (known: {', '.join(sorted(BUILTIN))})")
-    if kind == "replay" and not argument:
-        raise ArmError("replay needs a patch: replay:<name or path>")
-    return factory(bench, argument)
+    if factory is not None:
+        if kind == "replay" and not argument:
+            raise ArmError("replay needs a patch: replay:<name or path>")
+        return factory(bench, argument)
+    path = command_arm.find_arm_file(spec.arm)
+    if path is None:
+        files = sorted(p.stem for p in command_arm.bundled_arms_dir().glob("*.toml"))
+        raise ArmError(
+            f"unknown arm {spec.arm!r} (built in: {', '.join(sorted(BUILTIN))}; "
+            f"arm files: {', '.join(files) or 'none'}; or the path of an arm.toml)"
+        )
+    return command_arm.command_arm(spec.arm, path, bench, spec)

@@ -7,36 +7,52 @@ pilot always produces exactly one run record, whatever the arm does.
 
 from __future__ import annotations
 
+import os
+import shutil
+import socket
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 
+import polars as pl
+
 from benchkit import __version__
-from benchkit.arms import Arm, ArmContext, ArmOutcome, resolve_arm
+from benchkit.arms import Arm, ArmContext, ArmOutcome, Secretive, resolve_arm
 from benchkit.baseline import Baseline, establish
 from benchkit.benches import find_bench
 from benchkit.checks import run_alone, run_checks
 from benchkit.gate import GateResult, TestRun, files_to_rerun, judge
-from benchkit.records import CheckResult, PilotSpec, Run, RunStatus, SiteResult, TestRecord
-from benchkit.sites import Coverage, parse_diff, score
+from benchkit.proc import ProcError, alive, deferred_interrupts, process_start, redact
+from benchkit.records import (
+    CheckResult,
+    Owner,
+    PilotSpec,
+    Run,
+    RunStatus,
+    SiteResult,
+    TestRecord,
+)
+from benchkit.sites import EMPTY_COVERAGE, Coverage, parse_diff, score
 from benchkit.spec import Bench
-from benchkit.store import store_path, write_run
+from benchkit.store import read_table, store_path, update_run, write_run, write_run_row
 from benchkit.workspace import (
     Repository,
     add_worktree,
     cache_dir,
     diff,
     file_lines,
+    git,
     prepare_repository,
     remove_worktree,
     snapshot,
 )
 
+DEFAULT_EXECUTOR = "local"  # the label of a pilot whose arm names no executor
 Stage = Callable[[str, str], None]
 """Told `(pilot label, stage name)` as each stage begins; the label reads `demo human #1`."""
 
@@ -60,7 +76,9 @@ def plan(specs: list[PilotSpec]) -> list[Plan]:
             bench = find_bench(spec.bench)
             ready[spec.bench] = bench, prepare_repository(bench)
         bench, repository = ready[spec.bench]
-        arm = resolve_arm(bench, spec.arm)
+        arm = resolve_arm(bench, spec)
+        if not spec.executor:
+            spec = replace(spec, executor=getattr(arm, "executor", DEFAULT_EXECUTOR))
         plans.append(Plan(spec=spec, bench=bench, arm=arm, repository=repository))
     return plans
 
@@ -127,6 +145,8 @@ class _Pilot:
     clock: _Clock
     tree: str
     store: Path
+    home: Path
+    owner: Owner
     status: RunStatus = "failed"
     outcome: ArmOutcome = NOT_RUN
     checks: list[CheckResult] = field(default_factory=list)
@@ -155,13 +175,19 @@ def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
     with clock.stage("execute"):
         try:
             context = ArmContext(
-                bench=bench, repository=repo, worktree=pilot.worktree, logs=pilot.logs
+                bench=bench,
+                repository=repo,
+                spec=p.spec,
+                worktree=pilot.worktree,
+                home=pilot.home,
+                logs=pilot.logs,
             )
             pilot.outcome = p.arm.run(context)
         finally:
             pilot.tree = snapshot(pilot.worktree)  # at once, before a check can touch the tree
-    pilot.status = "ok" if pilot.outcome.ok else "failed"
-    if pilot.outcome.ok:
+    outcome = pilot.outcome
+    pilot.status = "ok" if outcome.ok else ("timeout" if outcome.timed_out else "failed")
+    if outcome.ok:
         stage("verify")
         with clock.stage("verify"):
             _verify(pilot, stage)
@@ -193,9 +219,11 @@ def _verify(pilot: _Pilot, stage: Callable[[str], None]) -> None:
     pilot.gate = judge(base, after, reruns)
 
 
-def _record(pilot: _Pilot, coverage: Coverage, keep: bool) -> Run:
+def _record(pilot: _Pilot, coverage: Coverage | None, keep: bool) -> Run:
+    """The run as it stands; without coverage, the `running` record of a pilot at work."""
     p = pilot.plan
-    ok = pilot.status == "ok"
+    ok = pilot.status in ("ok", "running")
+    coverage = coverage or EMPTY_COVERAGE
     return Run(
         run_id=pilot.run_id,
         spec=p.spec,
@@ -216,7 +244,7 @@ def _record(pilot: _Pilot, coverage: Coverage, keep: bool) -> Run:
         files_recall=coverage.files_recall,
         files_precision=coverage.files_precision,
         diff_lines=coverage.arm_lines,
-        worktree=str(pilot.worktree) if keep else None,
+        worktree=str(pilot.worktree) if keep or pilot.status == "running" else None,
         artifacts=str(pilot.artifacts),
         checks=tuple(pilot.checks),
         sites=_site_results(coverage),
@@ -224,11 +252,22 @@ def _record(pilot: _Pilot, coverage: Coverage, keep: bool) -> Run:
         gate=pilot.gate,
         baseline_key=pilot.baseline.key if pilot.baseline else None,
         baseline_cached=pilot.baseline.cached if pilot.baseline else False,
+        retryable=None if ok else pilot.outcome.retryable,
+        arm_exit_code=pilot.outcome.exit_code,
+        report=pilot.outcome.report,
+        owner=pilot.owner,
         check_names=tuple(c.name for c in p.bench.file.checks),
     )
 
 
-def execute_plan(p: Plan, store: Path, *, keep: bool = False, on_stage: Stage | None = None) -> Run:
+def execute_plan(
+    p: Plan,
+    store: Path,
+    *,
+    keep: bool = False,
+    on_stage: Stage | None = None,
+    on_run: Callable[[Run], None] | None = None,
+) -> Run:
     """Run one planned pilot and record it in the store, whatever happens to it.
 
     An interrupt is recorded as `interrupted`, an error of benchkit's own as `failed`
@@ -248,8 +287,15 @@ def execute_plan(p: Plan, store: Path, *, keep: bool = False, on_stage: Stage | 
         clock=_Clock(),
         tree=p.repository.base_sha,
         store=store,
+        home=cache_dir() / "homes" / run_id,
+        owner=Owner(
+            pid=os.getpid(), host=socket.gethostname(), process_start=process_start(os.getpid())
+        ),
+        status="running",
     )
     pilot.logs.mkdir(parents=True, exist_ok=True)
+    with deferred_interrupts():
+        write_run_row(store, _record(pilot, None, keep))
     label = f"{p.bench.name} {p.spec.arm} #{p.spec.trial}"
 
     def stage(name: str) -> None:
@@ -260,26 +306,42 @@ def execute_plan(p: Plan, store: Path, *, keep: bool = False, on_stage: Stage | 
         _run_stages(pilot, stage)
     except KeyboardInterrupt:
         pilot.status = "interrupted"
-        pilot.outcome = ArmOutcome(ok=False, failure_kind="interrupted", detail="interrupted")
+        pilot.outcome = ArmOutcome(
+            ok=False, failure_kind="interrupted", detail="interrupted", retryable=True
+        )
         raise
     except Exception as exc:
         pilot.status = "failed"
         pilot.outcome = ArmOutcome(ok=False, failure_kind="other", detail=f"benchkit: {exc}")
         raise
     finally:
-        stage("score")
-        with pilot.clock.stage("score"):
-            coverage = _score(p, pilot.tree)
-            repo = p.repository
-            patch = diff(repo.mirror, repo.base_sha, pilot.tree, context=3, binary=True)
-            (pilot.artifacts / "agent.patch").write_text(patch, errors="surrogateescape")
-        run = _record(pilot, coverage, keep)
-        stage("record")
-        write_run(store, run)
-        stage("cleanup")
-        for folder in (pilot.base_tree, pilot.worktree):
-            if folder.exists() and not (keep and folder == pilot.worktree):
-                remove_worktree(repo.mirror, folder)
+        with deferred_interrupts():  # a second Ctrl-C waits until the run is recorded
+            run = _finish(pilot, keep, stage)
+            if on_run is not None:
+                on_run(run)
+    return run
+
+
+def _finish(pilot: _Pilot, keep: bool, stage: Callable[[str], None]) -> Run:
+    """score, record, cleanup: whatever happened before."""
+    p, repo = pilot.plan, pilot.plan.repository
+    secrets = p.arm.secrets() if isinstance(p.arm, Secretive) else []
+    stage("score")
+    with pilot.clock.stage("score"):
+        if pilot.status == "running":
+            pilot.status = "failed"  # stopped before its stages said otherwise
+        coverage = _score(p, pilot.tree)
+        patch = diff(repo.mirror, repo.base_sha, pilot.tree, context=3, binary=True)
+        patch = redact(patch, secrets)
+        (pilot.artifacts / "agent.patch").write_text(patch, errors="surrogateescape")
+    run = _record(pilot, coverage, keep)
+    stage("record")
+    write_run(pilot.store, run)
+    stage("cleanup")
+    for folder in (pilot.base_tree, pilot.worktree):
+        if folder.exists() and not (keep and folder == pilot.worktree):
+            remove_worktree(repo.mirror, folder)
+    shutil.rmtree(pilot.home, ignore_errors=True)
     return run
 
 
@@ -287,11 +349,12 @@ def pilot_specs(
     bench: str,
     arms: list[str],
     *,
-    executor: str = "local",
+    executor: str = "",
     model: str = "",
     max_cost: float | None = None,
     trials: int = 1,
     flake_reruns: int = 1,
+    arm_vars: tuple[tuple[str, str], ...] = (),
 ) -> list[PilotSpec]:
     return [
         PilotSpec(
@@ -302,6 +365,7 @@ def pilot_specs(
             max_cost=max_cost,
             trial=trial,
             flake_reruns=flake_reruns,
+            arm_vars=arm_vars,
         )
         for arm in arms
         for trial in range(1, trials + 1)
@@ -320,10 +384,51 @@ def run_pilots(
     then run them one after another."""
     plans = plan(specs)
     folder = store_path(store)
-    runs = []
-    for p in plans:
-        run = execute_plan(p, folder, keep=keep, on_stage=on_stage)
-        runs.append(run)
-        if on_run is not None:
-            on_run(run)
-    return runs
+    recover(folder)
+    return [execute_plan(p, folder, keep=keep, on_stage=on_stage, on_run=on_run) for p in plans]
+
+
+def recover(store: Path) -> list[str]:
+    """Mark as `crashed` the runs left `running` by a benchkit that is gone (killed
+    with SIGKILL, say); keep what their worktree still holds as their patch."""
+    runs = read_table(store, "runs")
+    if runs.is_empty():
+        return []
+    here = socket.gethostname()
+    crashed = []
+    for row in runs.filter(pl.col("status") == "running").to_dicts():
+        if row["host"] != here or alive(row["pid"], row["process_start"]):
+            continue  # still at work, or on a machine this one cannot see into
+        _salvage(row)
+        update_run(
+            store,
+            row["run_id"],
+            {
+                "status": "crashed",
+                "failure_kind": "crash",
+                "failure_detail": f"benchkit (pid {row['pid']}) stopped during the run",
+                "retryable": True,
+                "worktree": None,
+            },
+        )
+        crashed.append(row["run_id"])
+    return crashed
+
+
+def _salvage(row: dict[str, object]) -> None:
+    """The partial patch of a crashed run, from its worktree, which is then removed."""
+    worktree = Path(str(row["worktree"])) if row.get("worktree") else None
+    if worktree is None or not worktree.is_dir():
+        return
+    try:
+        mirror = Path(
+            git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=worktree).strip()
+        )
+        tree = snapshot(worktree)
+        patch = diff(mirror, str(row["base_sha"]), tree, context=3, binary=True)
+        artifacts = Path(str(row["artifacts"]))
+        artifacts.mkdir(parents=True, exist_ok=True)
+        (artifacts / "agent.patch").write_text(patch, errors="surrogateescape")
+        remove_worktree(mirror, worktree)
+    except ProcError:
+        shutil.rmtree(worktree, ignore_errors=True)

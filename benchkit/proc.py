@@ -1,8 +1,9 @@
 """Every subprocess benchkit starts goes through this module.
 
 Each command runs in its own process group, so a timeout or an interrupt stops the
-command and everything it started: SIGTERM to the group, then SIGKILL after a grace
-period.
+command and everything it started: SIGTERM to the group, then SIGKILL to whatever is
+left after a grace period. SIGTERM sent to benchkit itself becomes an exception
+like Ctrl-C's, so that the run in progress is recorded before benchkit exits.
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ import contextlib
 import os
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
+from typing import IO
 
 GRACE_S = 10.0
 
@@ -35,11 +39,17 @@ class ProcError(RuntimeError):
         )
 
 
+class Terminated(KeyboardInterrupt):
+    """benchkit received SIGTERM: handled like Ctrl-C, with its own exit code."""
+
+    exit_code = 128 + signal.SIGTERM
+
+
 @dataclass(frozen=True, kw_only=True)
 class Finished:
     """How a command ended."""
 
-    exit_code: int | None  # None when it timed out or could not start
+    exit_code: int | None  # None when it timed out or could not start; -N for signal N
     timed_out: bool
     not_found: bool
     duration_s: float
@@ -49,15 +59,42 @@ def _argv(command: Command) -> list[str]:
     return ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
 
 
+def group_members(pgid: int) -> list[int]:
+    """Live (not zombie) processes of a process group."""
+    proc_root = Path("/proc")
+    if not proc_root.is_dir():
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return []
+        return [pgid]
+    members = []
+    for entry in proc_root.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == pgid:
+            members.append(int(entry.name))
+    return members
+
+
 def stop_group(proc: subprocess.Popen[bytes], grace_s: float = GRACE_S) -> None:
     """SIGTERM the process group, then SIGKILL whatever is left after the grace period."""
     try:
         os.killpg(proc.pid, signal.SIGTERM)
     except ProcessLookupError:
+        proc.poll()
         return
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
-        if proc.poll() is not None and not _group_alive(proc.pid):
+        proc.poll()
+        if not group_members(proc.pid):
+            proc.wait()
             return
         time.sleep(0.02)
     with contextlib.suppress(ProcessLookupError):
@@ -65,14 +102,21 @@ def stop_group(proc: subprocess.Popen[bytes], grace_s: float = GRACE_S) -> None:
     proc.wait()
 
 
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def redact(text: str, secrets: Sequence[str]) -> str:
+    """Every secret value replaced by a mark."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "[secret]")
+    return text
+
+
+def _pump(source: IO[bytes], sink: IO[bytes], secrets: Sequence[str]) -> None:
+    encoded = [s.encode() for s in secrets if s]
+    for line in iter(source.readline, b""):
+        for secret in encoded:
+            line = line.replace(secret, b"[secret]")
+        sink.write(line)
+        sink.flush()
 
 
 def run(
@@ -83,51 +127,104 @@ def run(
     log_path: Path,
     timeout_s: float | None = None,
     grace_s: float = GRACE_S,
+    stdout_path: Path | None = None,
+    secrets: Sequence[str] = (),
 ) -> Finished:
-    """Run a command with its output (stdout and stderr) appended to `log_path`."""
+    """Run a command in its own process group.
+
+    Its output goes to `log_path` (appended), or its stdout to `stdout_path` and its
+    stderr to `log_path`. With `secrets`, the output passes through benchkit, which
+    writes every secret value as `[secret]`: the files never hold one.
+    """
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    piped = stdout_path is not None or bool(secrets)
     started = time.monotonic()
-    with log_path.open("ab") as log:
+
+    def ended(code: int | None, *, timed_out: bool = False, not_found: bool = False) -> Finished:
+        return Finished(
+            exit_code=code,
+            timed_out=timed_out,
+            not_found=not_found,
+            duration_s=time.monotonic() - started,
+        )
+
+    with contextlib.ExitStack() as files:
+        log = files.enter_context(log_path.open("ab"))
+        out = files.enter_context(stdout_path.open("ab")) if stdout_path else log
         try:
             proc = subprocess.Popen(
                 _argv(command),
                 cwd=cwd,
                 env=dict(env),
                 stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
+                stdout=subprocess.PIPE if piped else log,
+                stderr=subprocess.PIPE if piped else subprocess.STDOUT,
                 start_new_session=True,
             )
-        except (FileNotFoundError, PermissionError) as exc:
-            log.write(f"benchkit: cannot start {command!r}: {exc}\n".encode())
-            return Finished(
-                exit_code=None,
-                timed_out=False,
-                not_found=True,
-                duration_s=time.monotonic() - started,
-            )
+        except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+            log.write(redact(f"benchkit: cannot start {command!r}: {exc}\n", secrets).encode())
+            return ended(None, not_found=True)
+        pumps = []
+        if piped:
+            assert proc.stdout is not None and proc.stderr is not None
+            for source, sink in ((proc.stdout, out), (proc.stderr, log)):
+                pump = threading.Thread(target=_pump, args=(source, sink, secrets), daemon=True)
+                pump.start()
+                pumps.append(pump)
         try:
             code = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             stop_group(proc, grace_s)
+            for pump in pumps:
+                pump.join(timeout=5)
             log.write(f"\nbenchkit: timed out after {timeout_s:g} s\n".encode())
-            return Finished(
-                exit_code=None,
-                timed_out=True,
-                not_found=False,
-                duration_s=time.monotonic() - started,
-            )
+            return ended(None, timed_out=True)
         except BaseException:
             stop_group(proc, grace_s)
+            for pump in pumps:
+                pump.join(timeout=5)
             raise
-        if _group_alive(proc.pid):
+        if group_members(proc.pid):
             stop_group(proc, grace_s)  # leftovers of a command that exited: never let them run on
-    return Finished(
-        exit_code=code,
-        timed_out=False,
-        not_found=code == 127 and isinstance(command, str),
-        duration_s=time.monotonic() - started,
-    )
+        for pump in pumps:
+            pump.join(timeout=5)
+    return ended(code, not_found=code == 127 and isinstance(command, str))
+
+
+@contextlib.contextmanager
+def interrupts() -> Iterator[None]:
+    """SIGTERM raises `Terminated` (a KeyboardInterrupt) while the block runs."""
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def deferred_interrupts() -> Iterator[None]:
+    """SIGINT and SIGTERM wait until the block is done (say, a record being written),
+    then take effect."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+
+    def remember(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+
+    previous = {s: signal.signal(s, remember) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if received:
+            raise Terminated() if received[0] == signal.SIGTERM else KeyboardInterrupt()
 
 
 def capture(
@@ -157,3 +254,31 @@ def capture(
         stderr = done.stderr.decode("utf-8", errors="replace")
         raise ProcError(argv, done.returncode, stdout, stderr)
     return stdout
+
+
+def process_start(pid: int) -> int | None:
+    """When a process started (clock ticks since boot), or None if it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return int(fields[19]) if len(fields) > 19 and fields[0] != "Z" else None
+
+
+def alive(pid: int, started: int | None) -> bool:
+    """Whether the process that started at `started` still runs as `pid`."""
+    if not Path("/proc").is_dir():
+        return _signal_zero(pid)
+    now = process_start(pid)
+    return now is not None and (started is None or now == started)
+
+
+def _signal_zero(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from benchkit.gate import GateResult
 from benchkit.junit import CaseResult
+from benchkit.reports import NO_REPORT, ArmReport
 
 SCHEMA_VERSION = 1
 
@@ -120,6 +121,28 @@ RUN_COLUMNS: tuple[Column, ...] = (
         type=pa.list_(RERUN_TYPE),
         doc="Per rerun file: attempts, passes, fails, Wilson 95% interval of its fail rate.",
     ),
+    Column(name="retryable", type=pa.bool_(), doc="Running the pilot again may succeed."),
+    Column(name="arm_exit_code", type=pa.int32(), doc="Exit code of the arm's command."),
+    Column(name="cost_usd", type=pa.float64(), doc="Cost the arm reported, in USD."),
+    Column(name="cost_source", type=pa.string(), doc="reported or missing: never invented."),
+    Column(name="sessions", type=pa.int32(), doc="Agent sessions the arm reported."),
+    Column(name="sessions_accepted", type=pa.int32(), doc="Sessions whose work was kept."),
+    Column(name="sessions_rejected", type=pa.int32(), doc="Sessions whose work was dropped."),
+    Column(name="feedback_rounds", type=pa.int32(), doc="Feedback rounds the arm reported."),
+    Column(name="over_budget", type=pa.bool_(), doc="The arm stopped at, or went past, its cap."),
+    Column(name="turns", type=pa.int32(), doc="Agent turns the arm reported."),
+    Column(
+        name="reported_flaky_files",
+        type=pa.list_(pa.string()),
+        doc="Flaky test files the tool itself reported.",
+    ),
+    Column(name="pid", type=pa.int64(), doc="Process id of the benchkit that ran the pilot."),
+    Column(name="host", type=pa.string(), doc="Host name of the machine that ran it."),
+    Column(
+        name="process_start",
+        type=pa.int64(),
+        doc="Start time of that process (clock ticks since boot), to tell a live run.",
+    ),
     Column(name="baseline_key", type=pa.string(), doc="Key of the base checks' cache entry."),
     Column(name="baseline_cached", type=pa.bool_(), doc="The base checks came from the cache."),
     Column(name="worktree", type=pa.string(), doc="Worktree path; kept only with --keep."),
@@ -164,11 +187,23 @@ TEST_COLUMNS: tuple[Column, ...] = (
     Column(name="message", type=pa.string(), doc="First line of the failure message."),
 )
 
+SESSION_COLUMNS: tuple[Column, ...] = (
+    Column(name="run_id", type=pa.string(), doc="The run this session belongs to."),
+    Column(name="schema_version", type=pa.int32(), doc="Version of this schema."),
+    Column(name="session", type=pa.int32(), doc="Index of the session in the arm's report."),
+    Column(name="session_id", type=pa.string(), doc="The tool's id for the session."),
+    Column(name="status", type=pa.string(), doc="As the tool reports it (accepted, ...)."),
+    Column(name="cost_usd", type=pa.float64(), doc="Cost of the session, as reported."),
+    Column(name="turns", type=pa.int32(), doc="Turns of the session, as reported."),
+    Column(name="duration_s", type=pa.float64(), doc="Seconds, as reported."),
+)
+
 TABLES: dict[str, tuple[Column, ...]] = {
     "runs": RUN_COLUMNS,
     "checks": CHECK_COLUMNS,
     "tests": TEST_COLUMNS,
     "sites": SITE_COLUMNS,
+    "sessions": SESSION_COLUMNS,
 }
 
 
@@ -228,11 +263,22 @@ class PilotSpec:
 
     bench: str
     arm: str
-    executor: str = "local"
+    executor: str = ""  # empty: the arm's default executor
     model: str = ""
     max_cost: float | None = None
     trial: int = 1
     flake_reruns: int = 1
+    arm_vars: tuple[tuple[str, str], ...] = ()  # values of an arm file's [vars]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Owner:
+    """The benchkit process that runs a pilot: a `running` run whose owner is gone
+    was left by a benchkit that was killed."""
+
+    pid: int
+    host: str
+    process_start: int | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -266,6 +312,10 @@ class Run:
     gate: GateResult | None = None
     baseline_key: str | None = None
     baseline_cached: bool = False
+    retryable: bool | None = None
+    arm_exit_code: int | None = None
+    report: ArmReport = NO_REPORT
+    owner: Owner | None = None
     check_names: tuple[str, ...] = field(default=())
 
     @property
@@ -307,6 +357,12 @@ def run_row(run: Run) -> dict[str, Any]:
         **gate_columns(run.gate),
         "baseline_key": run.baseline_key,
         "baseline_cached": run.baseline_cached,
+        "retryable": run.retryable,
+        "arm_exit_code": run.arm_exit_code,
+        **report_columns(run.report),
+        "pid": run.owner.pid if run.owner else None,
+        "host": run.owner.host if run.owner else None,
+        "process_start": run.owner.process_start if run.owner else None,
         "worktree": run.worktree,
         "artifacts": run.artifacts,
     }
@@ -317,6 +373,38 @@ def run_row(run: Run) -> dict[str, Any]:
         row[f"{check}_status"] = result.status if result else None
         row[f"{check}_count"] = result.count if result else None
     return row
+
+
+def report_columns(report: ArmReport) -> dict[str, Any]:
+    return {
+        "cost_usd": report.cost_usd,
+        "cost_source": report.cost_source,
+        "sessions": report.sessions,
+        "sessions_accepted": report.sessions_accepted,
+        "sessions_rejected": report.sessions_rejected,
+        "feedback_rounds": report.feedback_rounds,
+        "over_budget": report.over_budget,
+        "turns": report.turns,
+        "reported_flaky_files": list(report.flaky_files)
+        if report.flaky_files is not None
+        else None,
+    }
+
+
+def session_rows(run: Run) -> list[dict[str, Any]]:
+    return [
+        {
+            "run_id": run.run_id,
+            "schema_version": SCHEMA_VERSION,
+            "session": s.index,
+            "session_id": s.session_id,
+            "status": s.status,
+            "cost_usd": s.cost_usd,
+            "turns": s.turns,
+            "duration_s": s.duration_s,
+        }
+        for s in run.report.session_list
+    ]
 
 
 def gate_columns(gate: GateResult | None) -> dict[str, Any]:

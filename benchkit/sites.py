@@ -348,3 +348,8 @@ def score(
         files_precision=both / len(arm_files) if arm_files else None,
         arm_lines=sum(c.lines_changed for c in kept_arm),
     )
+
+
+EMPTY_COVERAGE = Coverage(
+    sites=(), unrelated=0, files_recall=None, files_precision=None, arm_lines=0
+)

@@ -18,7 +18,15 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from benchkit.records import Run, check_rows, run_row, site_rows, table_schema, test_rows
+from benchkit.records import (
+    Run,
+    check_rows,
+    run_row,
+    session_rows,
+    site_rows,
+    table_schema,
+    test_rows,
+)
 
 DEFAULT_STORE = Path("data/runs")
 
@@ -52,7 +60,9 @@ def write_table(
 
 
 def write_run(store: Path, run: Run) -> None:
+    """A run's files, detail tables first: its `runs` row is what makes it visible."""
     write_table(store, "sites", run.run_id, site_rows(run), table_schema("sites"))
+    write_table(store, "sessions", run.run_id, session_rows(run), table_schema("sessions"))
     write_table(store, "tests", run.run_id, test_rows(run.run_id, run.tests), table_schema("tests"))
     write_table(
         store, "checks", run.run_id, check_rows(run.run_id, run.checks), table_schema("checks")
@@ -91,3 +101,18 @@ def read_file(path: Path) -> list[dict[str, Any]] | None:
         warnings.warn(f"skipped {path}: {exc}", StoreWarning, stacklevel=2)
         return None
     return rows
+
+
+def write_run_row(store: Path, run: Run) -> None:
+    """Only the `runs` row: the `running` record a pilot leaves while it works."""
+    write_table(store, "runs", run.run_id, [run_row(run)], table_schema("runs", run.check_names))
+
+
+def update_run(store: Path, run_id: str, changes: dict[str, Any]) -> None:
+    """Change some columns of one stored run, atomically, keeping its schema."""
+    path = store / "runs" / f"{run_id}.parquet"
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    for row in rows:
+        row.update(changes)
+    write_table(store, "runs", run_id, rows, table.schema)

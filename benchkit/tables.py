@@ -22,6 +22,10 @@ def _check_cell(row: Mapping[str, Any], check: str) -> str:
     return f"{mark}({count})" if count and status is not None else mark
 
 
+def _cost(value: float | None) -> str:
+    return "-" if value is None else f"${value:.4f}"
+
+
 def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
@@ -37,6 +41,7 @@ def columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         "status",
         *checks,
         "gate",
+        "cost",
         "covered",
         "matched",
         "unrelated",
@@ -54,6 +59,7 @@ def cells(row: Mapping[str, Any], header: Sequence[str]) -> list[str]:
         "status": str(row.get("status", ""))
         + (f" ({row['failure_kind']})" if row.get("failure_kind") else ""),
         "gate": str(row.get("test_verdict") or "-"),
+        "cost": _cost(row.get("cost_usd")),
         "covered": f"{row.get('sites_covered')}/{row.get('sites_total')}",
         "matched": f"{row.get('sites_matched')}/{row.get('sites_total')}",
         "unrelated": str(row.get("sites_unrelated")),
@@ -81,6 +87,8 @@ def line(row: Mapping[str, Any]) -> str:
     checks = " ".join(f"{c}={_check_cell(row, c)}" for c in check_names(row))
     status = cells(row, ["status"])[0]
     gate = f"gate={row['test_verdict']}  " if row.get("test_verdict") else ""
+    if row.get("cost_usd") is not None:
+        gate += f"cost {_cost(row['cost_usd'])}  "
     return (
         f"{row.get('arm')} #{row.get('trial')}: {status}  {checks}  {gate}"
         f"covered {row.get('sites_covered')}/{row.get('sites_total')}  "

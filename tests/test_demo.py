@@ -19,7 +19,7 @@ from tests.conftest import DEMO
 # every machine. A change to base/ or human.patch changes them, on purpose.
 DEMO_BASE_SHA = "82049d27cf62a20be21b0822476a1861acb4f47e"
 DEMO_HUMAN_SHA = "ab4a672b11300903bef1ca4f66822fe185780b84"
-ARMS = ["human", "noop", "replay:agent-a", "replay:agent-b"]
+ARMS = ["human", "noop", "replay:agent-a", "replay:agent-b", "fake-agent"]
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def demo_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pl.DataFrame
     store = tmp_path_factory.mktemp("demo-store")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("BENCHKIT_CACHE", str(tmp_path_factory.mktemp("demo-cache")))
-        benchkit.pilot("demo", arm=ARMS, store=store)
+        benchkit.pilot("demo", arm=ARMS, store=store, max_cost=0.5)
         yield benchkit.runs(store)
 
 
@@ -154,7 +154,7 @@ def test_the_gate_on_the_demo(demo_runs: pl.DataFrame) -> None:
 
 
 def test_the_baseline_runs_once(demo_runs: pl.DataFrame) -> None:
-    assert demo_runs["baseline_cached"].to_list() == [False, True, True, True]
+    assert demo_runs["baseline_cached"].to_list() == [False, True, True, True, True]
     assert demo_runs["baseline_key"].n_unique() == 1
     first, *later = demo_runs["baseline_s"].to_list()
     assert max(later) < first / 5
@@ -169,3 +169,14 @@ def test_the_tests_table(demo_runs: pl.DataFrame) -> None:
     assert phases == {"base": 23, "after": 23, "rerun": 4}  # test_tax.py alone: 4 tests
     failing_rerun = mine.filter((pl.col("phase") == "rerun") & (pl.col("outcome") == "failed"))
     assert failing_rerun["test"].to_list() == ["test_half_cent_rounds_up"]
+
+
+def test_the_demo_command_arm_reports_its_cost(demo_runs: pl.DataFrame) -> None:
+    fake = _row(demo_runs, "fake-agent")
+    assert (fake["status"], fake["cost_usd"], fake["cost_source"]) == ("ok", 0.0548, "reported")
+    assert (fake["sessions"], fake["turns"], fake["executor"]) == (1, 4, "cli")
+    assert (fake["sites_covered"], fake["sites_matched"], fake["sites_unrelated"]) == (4, 4, 0)
+    assert fake["test_verdict"] == "pass"
+    for arm in ("human", "noop", "replay:agent-a", "replay:agent-b"):
+        row = _row(demo_runs, arm)
+        assert (row["cost_usd"], row["cost_source"]) == (None, "missing")  # never invented

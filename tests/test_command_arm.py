@@ -1,0 +1,444 @@
+"""Command arms through the real `benchkit` process, with the fake agent and real signals."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import benchkit
+from tests.conftest import ROOT, TinyRepo
+
+FAKE_AGENT = ROOT / "data" / "arms" / "fake-agent" / "fake_agent.py"
+UPGRADER = Path(__file__).parent / "fakes" / "upgrader"
+SECRET = "sk-test-5ecr3t-ZQ81x"
+
+TINY_PLAN = {
+    "cost_per_turn": 0.02,
+    "edits": [
+        {"file": "util.py", "old": "VERSION = 1", "new": "VERSION = 2"},
+        {
+            "file": "calc.py",
+            "old": "    return a - b\n",
+            "new": "    return a - b\n\n\ndef mul(a, b):\n    return a * b\n",
+        },
+    ],
+}
+
+ARM = """\
+name = "fake"
+model = "fake-model"
+command = {command}
+timeout = {timeout}
+grace = {grace}
+
+[env]
+allow = ["FAKE_AGENT_MODE", "FAKE_AGENT_TRACE", "FAKE_AGENT_PIDS"]
+secret = ["FAKE_AGENT_API_KEY"]
+set = {{ FAKE_AGENT_PLAN = "{plan}" }}
+
+[report]
+adapter = "claude-code"
+"""
+LIST_COMMAND = (
+    '["python", "{fake}", "-p", "{{instruction}}", "--output-format", "json", '
+    '"--model", "{{model}}", "--max-budget-usd", "{{max_cost}}"]'
+)
+
+
+def _arm(
+    tmp_path: Path, *, timeout: float = 60, grace: float = 10, command: str = LIST_COMMAND
+) -> Path:
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(TINY_PLAN))
+    path = tmp_path / "fake-arm.toml"
+    path.write_text(
+        ARM.format(command=command.format(fake=FAKE_AGENT), timeout=timeout, grace=grace, plan=plan)
+    )
+    return path
+
+
+class Benchkit:
+    """The real benchkit process, started on the tiny bench with one arm."""
+
+    def __init__(
+        self, tiny: TinyRepo, tmp_path: Path, arm: str | Path, *extra: str, **env: str
+    ) -> None:
+        self.store = tmp_path / "store"
+        self.pids = tmp_path / "pids.txt"
+        self.trace = tmp_path / "trace.json"
+        self.env = {
+            **os.environ,
+            "BENCHKIT_STORE": str(self.store),
+            "FAKE_AGENT_PIDS": str(self.pids),
+            "FAKE_AGENT_TRACE": str(self.trace),
+            **env,
+        }
+        self.argv = [
+            sys.executable,
+            "-m",
+            "benchkit.cli",
+            "pilot",
+            "--bench",
+            str(tiny.bench_dir),
+            "--arm",
+            str(arm),
+            "--max-cost",
+            "1",
+            *extra,
+        ]
+
+    def run(self) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(self.argv, env=self.env, capture_output=True, text=True, timeout=180)
+
+    def start(self) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            self.argv, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+
+    def wait_for_pids(self, count: int) -> list[int]:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.pids.exists():
+                pids = [int(p) for p in self.pids.read_text().split()]
+                if len(pids) >= count:
+                    return pids
+            time.sleep(0.05)
+        raise AssertionError("the fake agent did not start")
+
+    def row(self) -> dict[str, object]:
+        [row] = benchkit.runs(self.store).to_dicts()
+        return row
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state == "Z"
+
+
+def _wait_gone(pids: list[int], within: float) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < within:
+        if all(_gone(p) for p in pids):
+            return time.monotonic() - started
+        time.sleep(0.01)
+    raise AssertionError(f"still running after {within} s: {[p for p in pids if not _gone(p)]}")
+
+
+@pytest.fixture
+def reap() -> Iterator[list[int]]:
+    """Pids to kill at the end whatever happened: a failed test leaves no process."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+
+
+def test_a_command_arm_reports_its_cost(tiny: TinyRepo, tmp_path: Path) -> None:
+    bk = Benchkit(tiny, tmp_path, _arm(tmp_path))
+    done = bk.run()
+    assert done.returncode == 0, done.stderr
+    row = bk.row()
+    assert (row["status"], row["cost_usd"], row["cost_source"]) == ("ok", 0.04, "reported")
+    assert (row["sessions"], row["turns"], row["executor"]) == (1, 2, "local")
+    assert (row["sites_covered"], row["sites_matched"]) == (2, 2)
+    sessions = benchkit.table("sessions", bk.store)
+    assert sessions.select("session", "turns", "cost_usd").rows() == [(0, 2, 0.04)]
+    trace = json.loads(bk.trace.read_text())
+    assert trace["model"] == "fake-model"
+    assert trace["max_budget_usd"] == 1.0
+    # HOME is the pilot's own folder, gone afterwards; the worktree is the cwd
+    assert trace["home"] != os.environ.get("HOME")
+    assert not Path(trace["home"]).exists()
+    assert "$" in done.stdout and "cost $0.0400" in done.stdout
+
+
+def test_the_arm_sees_only_its_allow_list(tiny: TinyRepo, tmp_path: Path) -> None:
+    bk = Benchkit(
+        tiny,
+        tmp_path,
+        _arm(tmp_path),
+        LEAKY_TOKEN="nope",
+        PYTHONPATH="/somewhere",
+        VIRTUAL_ENV="/venv",
+    )
+    assert bk.run().returncode == 0
+    names = set(json.loads(bk.trace.read_text())["env"])
+    assert {"PATH", "HOME", "LANG", "FAKE_AGENT_PLAN", "FAKE_AGENT_TRACE"} <= names
+    assert not names & {"LEAKY_TOKEN", "PYTHONPATH", "VIRTUAL_ENV", "BENCHKIT_STORE"}
+
+
+INJECTION = "Fix it\"; touch pwned; echo $(touch pwned2) `touch pwned3` 'q'\nnext line $HOME"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        LIST_COMMAND,
+        # a string command runs under sh -c: every value is shell-quoted
+        '"python {fake} -p {{instruction}} --output-format json --model {{model}}"',
+    ],
+)
+def test_an_injection_through_the_instruction_is_plain_text(
+    tiny: TinyRepo, tmp_path: Path, command: str
+) -> None:
+    text = tiny.bench_file.read_text().replace(
+        'instruction = "Add mul() to calc and bump VERSION."',
+        f"instruction = {json.dumps(INJECTION)}",
+    )
+    tiny.bench_file.write_text(text)
+    bk = Benchkit(tiny, tmp_path, _arm(tmp_path, command=command))
+    done = bk.run()
+    assert done.returncode == 0, done.stderr
+    assert json.loads(bk.trace.read_text())["prompt"] == INJECTION
+    assert not [p for p in tmp_path.rglob("pwned*")]
+    assert not [p for p in Path(benchkit.workspace.cache_dir()).rglob("pwned*")]
+
+
+def test_a_secret_is_written_nowhere(tiny: TinyRepo, tmp_path: Path) -> None:
+    bk = Benchkit(tiny, tmp_path, _arm(tmp_path), FAKE_AGENT_API_KEY=SECRET)
+    done = bk.run()
+    assert done.returncode == 0, done.stderr
+    assert "FAKE_AGENT_API_KEY" in json.loads(bk.trace.read_text())["env"]  # it was passed
+    log = next(bk.store.rglob("arm.log")).read_text()
+    assert "using api key [secret]" in log  # the tool printed it; benchkit redacted it
+    patch = next(bk.store.rglob("agent.patch")).read_text()
+    assert "authenticated with [secret]" in patch
+    leaks = [p for p in bk.store.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+    assert leaks == []
+    assert SECRET not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_the_agents_whole_group_and_records_the_run(
+    tiny: TinyRepo, tmp_path: Path, sig: signal.Signals, reap: list[int]
+) -> None:
+    bk = Benchkit(tiny, tmp_path, _arm(tmp_path), FAKE_AGENT_MODE="grandchild")
+    proc = bk.start()
+    agent, grandchild = bk.wait_for_pids(2)
+    reap.extend([agent])
+    time.sleep(0.3)  # the agent has made its edits and sleeps
+    proc.send_signal(sig)
+    took = _wait_gone([agent, grandchild], within=5)
+    assert took < 1.0, f"the group took {took:.2f} s to stop"
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    row = bk.row()
+    assert (row["status"], row["failure_kind"], row["retryable"]) == (
+        "interrupted",
+        "interrupted",
+        True,
+    )
+    assert "+VERSION = 2" in Path(str(row["artifacts"]), "agent.patch").read_text()
+    assert row["worktree"] is None
+    assert not list((Path(benchkit.workspace.cache_dir()) / "worktrees").iterdir())
+    assert f"logs: {row['artifacts']}/logs" in err
+
+
+def test_a_hanging_agent_is_a_timeout(tiny: TinyRepo, tmp_path: Path) -> None:
+    bk = Benchkit(tiny, tmp_path, _arm(tmp_path, timeout=1.5), FAKE_AGENT_MODE="hang")
+    done = bk.run()
+    assert done.returncode == 1
+    row = bk.row()
+    assert (row["status"], row["failure_kind"], row["retryable"]) == ("timeout", "timeout", True)
+    assert row["sites_covered"] == 1  # the one edit it made before it hung
+    assert "timed out after 1.5 s" in Path(str(row["artifacts"]), "logs", "arm.log").read_text()
+
+
+def test_a_grandchild_that_ignores_sigterm_is_killed_after_the_grace(
+    tiny: TinyRepo, tmp_path: Path, reap: list[int]
+) -> None:
+    bk = Benchkit(tiny, tmp_path, _arm(tmp_path, timeout=1, grace=1), FAKE_AGENT_MODE="stubborn")
+    proc = bk.start()
+    agent, stubborn = bk.wait_for_pids(2)
+    reap.append(agent)
+    _wait_gone([agent], within=10)  # SIGTERM at the timeout: the agent goes ...
+    assert not _gone(stubborn)  # ... its child ignores it ...
+    took = _wait_gone([stubborn], within=5)  # ... until the grace period's SIGKILL
+    assert took < 2
+    proc.communicate(timeout=60)
+    assert bk.row()["status"] == "timeout"
+
+
+@pytest.mark.parametrize(
+    ("mode", "kind", "retryable"),
+    [
+        ("budget", "budget", False),
+        ("crash", "crash", False),
+        ("auth", "auth", False),
+        ("rate_limit", "rate_limit", True),
+        ("context", "context_overflow", False),
+    ],
+)
+def test_failure_kinds_of_a_real_process(
+    tiny: TinyRepo, tmp_path: Path, mode: str, kind: str, retryable: bool
+) -> None:
+    bk = Benchkit(tiny, tmp_path, _arm(tmp_path), FAKE_AGENT_MODE=mode)
+    done = bk.run()
+    assert done.returncode == 1
+    row = bk.row()
+    assert (row["status"], row["failure_kind"], row["retryable"]) == ("failed", kind, retryable)
+    assert row["test_verdict"] is None  # nothing to verify after a failed arm
+    assert f"logs: {row['artifacts']}/logs" in done.stderr
+    if mode == "budget":
+        assert row["over_budget"] is True
+        assert isinstance(row["cost_usd"], float) and row["cost_usd"] > 1.0
+    if mode == "crash":
+        assert row["arm_exit_code"] == 1
+        assert "+VERSION = 2" in Path(str(row["artifacts"]), "agent.patch").read_text()
+
+
+def test_sigkill_leaves_a_running_record_that_the_next_command_marks_crashed(
+    tiny: TinyRepo, tmp_path: Path, reap: list[int]
+) -> None:
+    bk = Benchkit(tiny, tmp_path, _arm(tmp_path), FAKE_AGENT_MODE="halfway")
+    proc = bk.start()
+    [agent] = bk.wait_for_pids(1)
+    reap.append(agent)
+    time.sleep(0.3)
+    listed = subprocess.run(
+        [sys.executable, "-m", "benchkit.cli", "runs"], env=bk.env, capture_output=True, text=True
+    )
+    assert " running " in listed.stdout  # a live run is left alone
+    proc.kill()
+    proc.communicate()
+    os.killpg(agent, signal.SIGKILL)  # the agent outlives a SIGKILLed benchkit
+    assert bk.row()["status"] == "running"
+    assert not list(bk.store.rglob("*.tmp"))  # nothing half-written
+    listed = subprocess.run(
+        [sys.executable, "-m", "benchkit.cli", "runs"], env=bk.env, capture_output=True, text=True
+    )
+    assert listed.returncode == 0, listed.stderr
+    row = bk.row()
+    assert (row["status"], row["failure_kind"], row["retryable"]) == ("crashed", "crash", True)
+    assert "+VERSION = 2" in Path(str(row["artifacts"]), "agent.patch").read_text()
+    assert not list((Path(benchkit.workspace.cache_dir()) / "worktrees").iterdir())
+
+
+def _tarball(tmp_path: Path) -> Path:
+    path = tmp_path / "upgrader-1.4.0.tgz"
+    with tarfile.open(path, "w:gz") as tar:
+        tar.add(UPGRADER / "package", arcname="package")
+    return path
+
+
+def test_a_tool_from_a_packed_tarball_with_its_own_report(tiny: TinyRepo, tmp_path: Path) -> None:
+    bk = Benchkit(
+        tiny,
+        tmp_path,
+        "upgrader-tarball",
+        "--var",
+        f"tarball={_tarball(tmp_path)}",
+        UPGRADER_TOKEN="tok-123",
+    )
+    bk.argv[bk.argv.index("--max-cost") + 1] = "2"
+    done = bk.run()
+    assert done.returncode == 0, done.stderr
+    row = bk.row()
+    assert (
+        row["cost_usd"],
+        row["sessions"],
+        row["sessions_accepted"],
+        row["sessions_rejected"],
+        row["feedback_rounds"],
+    ) == (0.37, 3, 2, 1, 2)
+    assert row["reported_flaky_files"] == ["test_calc.py"]
+    assert row["over_budget"] is False
+    assert (row["sites_covered"], row["sites_unrelated"]) == (1, 0)  # report.json not in it
+    sessions = benchkit.table("sessions", bk.store).sort("session")
+    assert sessions["status"].to_list() == ["accepted", "rejected", "accepted"]
+    kept = json.loads(Path(str(row["artifacts"]), "logs", "report.json").read_text())
+    assert kept["token_seen"] is True
+
+
+def test_a_tool_over_its_max_cost_is_a_budget_failure(tiny: TinyRepo, tmp_path: Path) -> None:
+    bk = Benchkit(tiny, tmp_path, "upgrader-tarball", "--var", f"tarball={_tarball(tmp_path)}")
+    bk.argv[bk.argv.index("--max-cost") + 1] = "0.25"
+    assert bk.run().returncode == 1
+    row = bk.row()
+    assert (row["status"], row["failure_kind"], row["over_budget"]) == ("failed", "budget", True)
+    assert row["cost_usd"] == 0.25
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--arm", "upgrader-tarball", "--max-cost", "1"], "needs --var tarball=VALUE"),
+        (["--arm", "fake-agent"], "passes {max_cost} to the tool: give --max-cost"),
+        (
+            ["--arm", "fake-agent", "--max-cost", "1", "--executor", "gpu"],
+            "has no executor 'gpu' (known: cli, sdk)",
+        ),
+        (["--arm", "fake-agent", "--max-cost", "1", "--var", "colour=red"], "no variable 'colour'"),
+        (["--arm", "no-such-arm"], "unknown arm 'no-such-arm'"),
+    ],
+)
+def test_bad_arm_input_exits_2_and_writes_nothing(
+    tiny: TinyRepo, tmp_path: Path, args: list[str], message: str
+) -> None:
+    store = tmp_path / "store"
+    done = subprocess.run(
+        [sys.executable, "-m", "benchkit.cli", "pilot", "--bench", str(tiny.bench_dir), *args],
+        env={**os.environ, "BENCHKIT_STORE": str(store)},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not store.exists()
+
+
+def test_a_bad_arm_file_names_the_field(tiny: TinyRepo, tmp_path: Path) -> None:
+    arm = _arm(tmp_path)
+    arm.write_text(arm.read_text().replace('adapter = "claude-code"', 'adapter = "cursor"'))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchkit.cli",
+            "pilot",
+            "--bench",
+            str(tiny.bench_dir),
+            "--arm",
+            str(arm),
+            "--max-cost",
+            "1",
+        ],
+        env={**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"benchkit: {arm}: report: ")
+
+
+def test_the_executor_is_recorded_and_its_args_passed(tiny: TinyRepo, tmp_path: Path) -> None:
+    bk = Benchkit(
+        tiny,
+        tmp_path,
+        "fake-agent",
+        "--executor",
+        "sdk",
+        "--var",
+        f"plan={_arm(tmp_path).parent / 'plan.json'}",
+    )
+    assert bk.run().returncode == 0
+    assert bk.row()["executor"] == "sdk"
+    assert "--verbose" in json.loads(bk.trace.read_text())["argv"]
+    frame = benchkit.runs(bk.store)
+    assert frame.filter(pl.col("executor") == "sdk").height == 1
