@@ -11,17 +11,25 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, date, datetime, time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+from benchkit.analysis import Comparison, Paired, compare, flips, paired
 from benchkit.benches import bundled, find_bench
 from benchkit.command_arm import bundled_arms_dir
+from benchkit.evidence import Markdown, pick_runs, pilot_table
+from benchkit.imports import import_csv
 from benchkit.pilot import Stage, pilot_specs, run_pilots
 from benchkit.pilot import recover as recover_runs
 from benchkit.records import TABLES, PilotSpec, Run
 from benchkit.spec import Bench, BenchError, load_arm
-from benchkit.store import read_table, store_path
+from benchkit.store import read_table, scan_table, store_path
 
 
 def pilot(
@@ -34,6 +42,7 @@ def pilot(
     trials: int = 1,
     flake_reruns: int = 1,
     arm_vars: Sequence[tuple[str, str]] | Mapping[str, str] = (),
+    checks: Sequence[str] = (),
     store: Path | str | None = None,
     keep: bool = False,
     on_stage: Stage | None = None,
@@ -52,22 +61,103 @@ def pilot(
         trials=trials,
         flake_reruns=flake_reruns,
         arm_vars=tuple(dict(arm_vars).items()),
+        checks=tuple(checks),
     )
     return run_pilots(specs, store=store, keep=keep, on_stage=on_stage, on_run=on_run)
 
 
-def runs(store: Path | str | None = None) -> pl.DataFrame:
-    """The `runs` table of a store, oldest first, as a polars DataFrame."""
-    frame = read_table(store_path(store), "runs")
-    return frame.sort("started_at") if "started_at" in frame.columns else frame
-
-
-def table(name: str, store: Path | str | None = None) -> pl.DataFrame:
-    """Any table of a store (`runs`, `checks`, `tests`, `sites`, `sessions`) as a polars
-    DataFrame."""
+def scan(
+    name: str = "runs",
+    store: Path | str | None = None,
+    *,
+    bench: str | Sequence[str] | None = None,
+    arm: str | Sequence[str] | None = None,
+    executor: str | Sequence[str] | None = None,
+    model: str | Sequence[str] | None = None,
+    since: datetime | date | None = None,
+    until: datetime | date | None = None,
+) -> pl.LazyFrame:
+    """A table of the store as a lazy polars frame, filtered. The run filters apply to
+    `runs` and, through their run ids, to every other table."""
     if name not in TABLES:
         raise ValueError(f"no table {name!r} (tables: {', '.join(TABLES)})")
+    conditions = []
+    for column, wanted in (
+        ("bench", bench),
+        ("arm", arm),
+        ("executor", executor),
+        ("model", model),
+    ):
+        if wanted is not None:
+            values = [wanted] if isinstance(wanted, str) else list(wanted)
+            conditions.append(pl.col(column).is_in(values))
+    for bound, after in ((since, True), (until, False)):
+        if bound is not None:
+            moment = bound if isinstance(bound, datetime) else datetime.combine(bound, time())
+            moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+            started = pl.col("started_at")
+            conditions.append(started >= moment if after else started < moment)
+    rows = scan_table(store_path(store), name)
+    if not conditions:
+        return rows
+    chosen = scan_table(store_path(store), "runs").filter(*conditions)
+    if name == "runs":
+        return chosen
+    return rows.join(chosen.select("run_id"), on="run_id", how="semi")
+
+
+def runs(store: Path | str | None = None, **filters: Any) -> pl.DataFrame:
+    """The `runs` table of a store, oldest first, as a polars DataFrame; the filters of
+    `scan` (bench, arm, executor, model, since, until) narrow it."""
+    frame = (
+        read_table(store_path(store), "runs")
+        if not filters
+        else (scan("runs", store, **filters).collect())
+    )
+    return frame.sort("started_at", nulls_last=False)
+
+
+def table(name: str, store: Path | str | None = None, **filters: Any) -> pl.DataFrame:
+    """Any table of a store (`runs`, `checks`, `tests`, `sites`, `sessions`) as a polars
+    DataFrame; the filters of `scan` narrow it to some runs."""
+    if name not in TABLES:
+        raise ValueError(f"no table {name!r} (tables: {', '.join(TABLES)})")
+    if filters:
+        return scan(name, store, **filters).collect()
     return read_table(store_path(store), name)
+
+
+def evidence(
+    run_ids: Sequence[str] | pl.DataFrame,
+    *,
+    labels: Sequence[str] | Mapping[str, str] | None = None,
+    store: Path | str | None = None,
+) -> Markdown:
+    """The pilot table for PR bodies: one row per run (by id, or the rows given),
+    labelled with `labels` (a list, or a mapping of run id to label; default: the arm)."""
+    frame = run_ids if isinstance(run_ids, pl.DataFrame) else pick_runs(runs(store), run_ids)
+    rows = frame.to_dicts()
+    if labels is None:
+        names = [str(r["arm"]) for r in rows]
+    elif isinstance(labels, Mapping):
+        names = [labels.get(str(r["run_id"]), str(r["arm"])) for r in rows]
+    else:
+        names = list(labels)
+    return pilot_table(rows, names)
+
+
+def plot(kind: str, runs_frame: pl.DataFrame) -> Figure:
+    """One of the plots (`coverage-cost`, `wall`, `checks`, `flaky`) as a Figure."""
+    from benchkit.plots import PLOTS  # matplotlib loads only when a plot is asked for
+
+    if kind not in PLOTS:
+        raise ValueError(f"no plot {kind!r} (plots: {', '.join(PLOTS)})")
+    return PLOTS[kind](runs_frame)
+
+
+def import_runs(path: Path | str, store: Path | str | None = None) -> list[str]:
+    """Add runs recorded elsewhere (a CSV file) to the store, marked imported."""
+    return import_csv(Path(path), store_path(store))
 
 
 def benches() -> list[Bench]:
@@ -81,6 +171,7 @@ def arms() -> dict[str, str]:
         "noop": "nothing: the base as it is",
         "human": "applies the human reference (the oracle)",
         "replay:NAME|PATH": "applies a recorded patch",
+        "simulated-agent": "SIMULATED data for demos: makes each human change by chance",
     }
     for path in sorted(bundled_arms_dir().glob("*.toml")):
         found[path.stem] = load_arm(path).file.description or str(path)
@@ -95,13 +186,23 @@ def recover(store: Path | str | None = None) -> list[str]:
 __all__ = [
     "Bench",
     "BenchError",
+    "Comparison",
+    "Markdown",
+    "Paired",
     "PilotSpec",
     "Run",
     "__version__",
     "arms",
     "benches",
+    "compare",
+    "evidence",
+    "flips",
+    "import_runs",
+    "paired",
     "pilot",
+    "plot",
     "recover",
     "runs",
+    "scan",
     "table",
 ]

@@ -111,10 +111,17 @@ def _replay(bench: Bench, argument: str) -> Arm:
     )
 
 
+def _simulated(bench: Bench, argument: str) -> Arm:
+    from benchkit.simulated import SimulatedAgent  # builds on this module
+
+    return SimulatedAgent()
+
+
 BUILTIN: dict[str, Callable[[Bench, str], Arm]] = {
     "noop": lambda bench, _: Noop(),
     "human": lambda bench, _: Human(),
     "replay": _replay,
+    "simulated-agent": _simulated,
 }
 
 

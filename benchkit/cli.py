@@ -12,6 +12,7 @@ import click
 
 import benchkit
 from benchkit.arms import ArmError
+from benchkit.evidence import pick_runs
 from benchkit.proc import Terminated, interrupts
 from benchkit.records import Run, run_row
 from benchkit.spec import BenchError
@@ -81,6 +82,7 @@ def main() -> None:
     help="Reruns alone of each new failing test file.",
 )
 @click.option("--var", "arm_vars", multiple=True, help="NAME=VALUE for an arm file's [vars].")
+@click.option("--checks", default="", help="Only these checks, comma-separated [default: all].")
 @store_option
 @click.option("--keep", is_flag=True, help="Keep each pilot's worktree.")
 def pilot(
@@ -92,6 +94,7 @@ def pilot(
     trials: int,
     flake_reruns: int,
     arm_vars: tuple[str, ...],
+    checks: str,
     store: Path | None,
     keep: bool,
 ) -> None:
@@ -120,6 +123,7 @@ def pilot(
                 trials=trials,
                 flake_reruns=flake_reruns,
                 arm_vars=_var(arm_vars),
+                checks=[c for c in checks.split(",") if c],
                 store=store,
                 keep=keep,
                 on_stage=progress,
@@ -150,6 +154,65 @@ def runs(store: Path | None, bench: str | None) -> None:
         click.echo("no runs", err=True)
         return
     _print_runs(frame.to_dicts())
+
+
+@main.command()
+@click.argument("run_ids", nargs=-1)
+@click.option("--label", "labels", multiple=True, help="NAME=RUN_ID: a row's label.")
+@store_option
+def evidence(run_ids: tuple[str, ...], labels: tuple[str, ...], store: Path | None) -> None:
+    """Print the pilot table (GitHub markdown) of some runs, for a PR body."""
+    named = dict((run_id, name) for name, run_id in _var(labels))
+    try:
+        frame = pick_runs(benchkit.runs(store), [*run_ids, *named])
+        table_ = benchkit.evidence(
+            frame,
+            labels={
+                row["run_id"]: next(
+                    (n for i, n in named.items() if row["run_id"].startswith(i)), row["arm"]
+                )
+                for row in frame.iter_rows(named=True)
+            },
+        )
+    except ValueError as exc:
+        _fail(str(exc))
+        return
+    click.echo(str(table_))
+
+
+@main.command()
+@click.option("--by", default="arm", show_default=True, help="Group columns, comma-separated.")
+@click.option("--bench", default=None, help="Only this bench.")
+@store_option
+def compare(by: str, bench: str | None, store: Path | None) -> None:
+    """Print means and 95% intervals per group (GitHub markdown)."""
+    frame = benchkit.runs(store, **({"bench": bench} if bench else {}))
+    click.echo(benchkit.compare(frame, by=by.split(",")).to_markdown())
+
+
+@main.command()
+@click.argument("kind", type=click.Choice(["coverage-cost", "wall", "checks", "flaky"]))
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Image file.")
+@click.option("--bench", default=None, help="Only this bench.")
+@store_option
+def plot(kind: str, out: Path, bench: str | None, store: Path | None) -> None:
+    """Save one plot of the runs (a .png, .svg or .pdf)."""
+    frame = benchkit.runs(store, **({"bench": bench} if bench else {}))
+    benchkit.plot(kind, frame).savefig(out, dpi=120)
+    click.echo(str(out))
+
+
+@main.command(name="import")
+@click.argument("file", type=click.Path(path_type=Path))
+@store_option
+def import_(file: Path, store: Path | None) -> None:
+    """Add runs recorded elsewhere (a CSV file) to the store, marked imported."""
+    try:
+        ids = benchkit.import_runs(file, store)
+    except BenchError as exc:
+        _fail(str(exc))
+        return
+    click.echo(f"imported {len(ids)} runs from {file}")
 
 
 @main.command()

@@ -38,7 +38,7 @@ from benchkit.records import (
     TestRecord,
 )
 from benchkit.sites import EMPTY_COVERAGE, Coverage, parse_diff, score
-from benchkit.spec import Bench
+from benchkit.spec import Bench, BenchError
 from benchkit.store import read_table, store_path, update_run, write_run, write_run_row
 from benchkit.workspace import (
     Repository,
@@ -76,11 +76,29 @@ def plan(specs: list[PilotSpec]) -> list[Plan]:
             bench = find_bench(spec.bench)
             ready[spec.bench] = bench, prepare_repository(bench)
         bench, repository = ready[spec.bench]
+        bench = only_checks(bench, spec.checks)
         arm = resolve_arm(bench, spec)
         if not spec.executor:
             spec = replace(spec, executor=getattr(arm, "executor", DEFAULT_EXECUTOR))
         plans.append(Plan(spec=spec, bench=bench, arm=arm, repository=repository))
     return plans
+
+
+def only_checks(bench: Bench, names: tuple[str, ...]) -> Bench:
+    """The bench with only the named checks (all when none are named)."""
+    if not names:
+        return bench
+    known = [c.name for c in bench.file.checks]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise BenchError(
+            bench.path, "checks", f"no check named {unknown[0]!r} (checks: {', '.join(known)})"
+        )
+    tests = bench.file.tests if bench.file.tests and bench.file.tests.check in names else None
+    checks = [c for c in bench.file.checks if c.name in names]
+    return bench.model_copy(
+        update={"file": bench.file.model_copy(update={"checks": checks, "tests": tests})}
+    )
 
 
 def new_run_id(now: datetime) -> str:
@@ -256,6 +274,7 @@ def _record(pilot: _Pilot, coverage: Coverage | None, keep: bool) -> Run:
         arm_exit_code=pilot.outcome.exit_code,
         report=pilot.outcome.report,
         owner=pilot.owner,
+        origin="simulated" if getattr(p.arm, "simulated", False) else "pilot",
         check_names=tuple(c.name for c in p.bench.file.checks),
     )
 
@@ -355,6 +374,7 @@ def pilot_specs(
     trials: int = 1,
     flake_reruns: int = 1,
     arm_vars: tuple[tuple[str, str], ...] = (),
+    checks: tuple[str, ...] = (),
 ) -> list[PilotSpec]:
     return [
         PilotSpec(
@@ -366,6 +386,7 @@ def pilot_specs(
             trial=trial,
             flake_reruns=flake_reruns,
             arm_vars=arm_vars,
+            checks=checks,
         )
         for arm in arms
         for trial in range(1, trials + 1)

@@ -19,7 +19,7 @@ from benchkit.gate import GateResult
 from benchkit.junit import CaseResult
 from benchkit.reports import NO_REPORT, ArmReport
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # see benchkit/upgrade.py for the history and the steps
 
 RunStatus = Literal["ok", "failed", "timeout", "interrupted", "crashed", "running"]
 CheckStatus = Literal["ok", "fail", "timeout", "missing"]
@@ -56,6 +56,11 @@ RERUN_TYPE = pa.struct(
 RUN_COLUMNS: tuple[Column, ...] = (
     Column(name="run_id", type=pa.string(), doc="Unique id of the pilot's run."),
     Column(name="schema_version", type=pa.int32(), doc="Version of this schema."),
+    Column(
+        name="origin",
+        type=pa.string(),
+        doc="pilot (run here), imported (recorded elsewhere) or simulated.",
+    ),
     Column(name="bench", type=pa.string(), doc="Bench name."),
     Column(name="bench_path", type=pa.string(), doc="The bench.toml the pilot read."),
     Column(name="arm", type=pa.string(), doc="Arm as given (noop, human, replay:NAME, ...)."),
@@ -142,6 +147,11 @@ RUN_COLUMNS: tuple[Column, ...] = (
         name="process_start",
         type=pa.int64(),
         doc="Start time of that process (clock ticks since boot), to tell a live run.",
+    ),
+    Column(
+        name="ci_status",
+        type=pa.string(),
+        doc="CI's verdict on the change, where known (imported records): ok or fail.",
     ),
     Column(name="baseline_key", type=pa.string(), doc="Key of the base checks' cache entry."),
     Column(name="baseline_cached", type=pa.bool_(), doc="The base checks came from the cache."),
@@ -269,6 +279,7 @@ class PilotSpec:
     trial: int = 1
     flake_reruns: int = 1
     arm_vars: tuple[tuple[str, str], ...] = ()  # values of an arm file's [vars]
+    checks: tuple[str, ...] = ()  # only these of the bench's checks; empty: all
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -316,6 +327,7 @@ class Run:
     arm_exit_code: int | None = None
     report: ArmReport = NO_REPORT
     owner: Owner | None = None
+    origin: str = "pilot"
     check_names: tuple[str, ...] = field(default=())
 
     @property
@@ -331,6 +343,7 @@ def run_row(run: Run) -> dict[str, Any]:
     row: dict[str, Any] = {
         "run_id": run.run_id,
         "schema_version": SCHEMA_VERSION,
+        "origin": run.origin,
         "bench": run.bench,
         "arm": spec.arm,
         "bench_path": run.bench_path,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import tempfile
 import warnings
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from benchkit.records import (
     table_schema,
     test_rows,
 )
+from benchkit.upgrade import upgrade
 
 DEFAULT_STORE = Path("data/runs")
 
@@ -70,25 +70,60 @@ def write_run(store: Path, run: Run) -> None:
     write_table(store, "runs", run.run_id, [run_row(run)], table_schema("runs", run.check_names))
 
 
-def _files(store: Path, table: str) -> Iterable[Path]:
+def _files(store: Path, table: str) -> list[Path]:
     folder = store / table
     return sorted(folder.glob("*.parquet")) if folder.is_dir() else []
 
 
+def _warn_skipped(path: Path, exc: Exception) -> None:
+    warnings.warn(f"skipped {path}: {exc}", StoreWarning, stacklevel=3)
+
+
+def _empty(table: str) -> pl.LazyFrame:
+    frame = pl.from_arrow(table_schema(table).empty_table())
+    assert isinstance(frame, pl.DataFrame)
+    return frame.lazy()
+
+
+def scan_table(store: Path | str | None, table: str) -> pl.LazyFrame:
+    """One table of the store, lazily: every file's rows, upgraded to the current
+    schema. A file whose footer cannot be read is skipped with a warning naming it."""
+    files: list[Path] = []
+    schemas: list[pa.Schema] = [table_schema(table)]
+    for path in _files(store_path(store), table):
+        try:
+            schemas.append(pq.read_schema(path))
+        except Exception as exc:  # any unreadable file: name it, keep the rest
+            _warn_skipped(path, exc)
+            continue
+        files.append(path)
+    if not files:
+        return _empty(table)
+    unified = pa.unify_schemas(schemas, promote_options="permissive")
+    frame = pl.from_arrow(unified.empty_table())
+    assert isinstance(frame, pl.DataFrame)
+    rows = pl.scan_parquet(
+        files, schema=frame.schema, missing_columns="insert", extra_columns="ignore"
+    )
+    return upgrade(table, rows)
+
+
 def read_table(store: Path | str | None, table: str) -> pl.DataFrame:
-    """Every file of one table as one DataFrame; an unreadable file is skipped with a
-    warning that names it, and the rest loads."""
+    """Every row of one table; an unreadable file is skipped with a warning that names
+    it, and the rest loads."""
+    try:
+        return scan_table(store, table).collect()
+    except pl.exceptions.PolarsError:
+        pass  # a file with a good footer and a bad body: find it file by file
     frames: list[pl.DataFrame] = []
     for path in _files(store_path(store), table):
         try:
             frames.append(pl.read_parquet(path))
         except Exception as exc:  # any unreadable file: name it, keep the rest
-            warnings.warn(f"skipped {path}: {exc}", StoreWarning, stacklevel=2)
+            _warn_skipped(path, exc)
     if not frames:
-        frame = pl.from_arrow(table_schema(table).empty_table())
-        assert isinstance(frame, pl.DataFrame)
-        return frame
-    return pl.concat(frames, how="diagonal_relaxed")
+        return _empty(table).collect()
+    return upgrade(table, pl.concat(frames, how="diagonal_relaxed").lazy()).collect()
 
 
 def read_file(path: Path) -> list[dict[str, Any]] | None:

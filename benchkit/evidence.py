@@ -1,0 +1,208 @@
+"""Evidence tables in GitHub markdown, for pull-request bodies. Pure: rows in, text out.
+
+The pilot table has one row per run, labelled as the caller likes (`before`,
+`after`, an arm's name): executor; the local checks, each `ok` or `fail` with its
+count (`10 errors`, `1 fail`); flaky files; sessions; cost; wall time; CI where
+known; coverage of the human reference with unrelated changes and regressions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+if TYPE_CHECKING:
+    from benchkit.analysis import Comparison, Paired
+
+CHECKS = ("install", "typecheck", "lint", "test", "build")
+COUNT_WORDS = {"test": "fail"}  # `1 fail`; every other check counts errors
+NONE = "-"
+
+
+@dataclass(frozen=True)
+class Markdown:
+    """Markdown text that a notebook renders as a table and `print` shows as it is."""
+
+    text: str
+
+    def _repr_markdown_(self) -> str:
+        return self.text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _cell(value: object) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    lines = [
+        "| " + " | ".join(_cell(h) for h in header) + " |",
+        "|" + "|".join(" --- " for _ in header) + "|",
+    ]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def check_cell(status: str | None, count: int | None, check: str) -> str:
+    """`ok`, or `fail` with its count: `fail (10 errors)`, `fail (1 fail)`."""
+    if status is None:
+        return NONE
+    if status != "fail":
+        return status
+    if count is None:
+        return "fail"
+    word = COUNT_WORDS.get(check, "error" if count == 1 else "errors")
+    return f"fail ({count} {word})"
+
+
+def sessions_cell(row: Mapping[str, Any]) -> str:
+    count = row.get("sessions")
+    if count is None:
+        return NONE
+    parts = [
+        f"{row[key]} {word}"
+        for key, word in (("sessions_accepted", "accepted"), ("sessions_rejected", "rejected"))
+        if row.get(key) is not None
+    ]
+    rounds = row.get("feedback_rounds")
+    if rounds is not None:
+        parts.append(f"{rounds} feedback round{'s' if rounds != 1 else ''}")
+    return f"{count} ({', '.join(parts)})" if parts else str(count)
+
+
+def cost_cell(cost: float | None) -> str:
+    if cost is None:
+        return NONE
+    return f"${cost:,.2f}" if cost >= 1 else f"${cost:.4f}"
+
+
+def wall_cell(seconds: float | None) -> str:
+    if seconds is None:
+        return NONE
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}m {rest:02d}s"
+
+
+def coverage_cell(row: Mapping[str, Any]) -> str:
+    total = row.get("sites_total")
+    if total is None:
+        return NONE
+    regressions = row.get("regressions")
+    if regressions:
+        tests = f"{regressions} regression{'s' if regressions != 1 else ''}"
+    elif row.get("test_verdict") == "fail":
+        tests = "tests fail"
+    elif row.get("test_verdict") is None:
+        tests = "tests not judged"
+    else:
+        tests = "no regressions"
+    return f"{row.get('sites_covered')}/{total}, {row.get('sites_unrelated')} unrelated, {tests}"
+
+
+def pilot_row(row: Mapping[str, Any], label: str) -> list[str]:
+    flaky = row.get("flaky_files") or []
+    cost = row.get("cost_usd")
+    return [
+        label,
+        str(row.get("executor") or NONE),
+        *[check_cell(row.get(f"{c}_status"), row.get(f"{c}_count"), c) for c in CHECKS],
+        ", ".join(flaky) if flaky else "none",
+        sessions_cell(row),
+        cost_cell(cost),
+        wall_cell(row.get("wall_s")),
+        str(row.get("ci_status") or NONE),
+        coverage_cell(row),
+    ]
+
+
+PILOT_HEADER = (
+    "run",
+    "executor",
+    *CHECKS,
+    "flaky files",
+    "sessions",
+    "cost",
+    "wall",
+    "CI",
+    "coverage vs human",
+)
+
+
+def pilot_table(rows: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> Markdown:
+    """The pilot table: one row per run, with the given labels."""
+    body = [pilot_row(row, label) for row, label in zip(rows, labels, strict=True)]
+    return Markdown(markdown_table(PILOT_HEADER, body))
+
+
+def _format(value: float, rate: bool) -> str:
+    return f"{value:.0%}" if rate else f"{value:.3g}"
+
+
+def _interval(mean: float | None, low: float | None, high: float | None, rate: bool) -> str:
+    if mean is None:
+        return NONE
+    if low is None or high is None:
+        return _format(mean, rate)
+    return f"{_format(mean, rate)} [{_format(low, rate)}, {_format(high, rate)}]"
+
+
+def comparison_table(comparison: Comparison) -> str:
+    """`compare`'s groups with each metric's mean and 95% interval."""
+    from benchkit.analysis import RATES
+
+    frame = comparison.frame
+    header = [*comparison.by, "runs", *comparison.metrics]
+    body = []
+    for row in frame.iter_rows(named=True):
+        runs = f"{row['runs']}" + (" (few)" if row.get("few_runs") else "")
+        body.append(
+            [
+                *[row[k] for k in comparison.by],
+                runs,
+                *[
+                    _interval(
+                        row.get(f"{m}_mean"), row.get(f"{m}_low"), row.get(f"{m}_high"), m in RATES
+                    )
+                    for m in comparison.metrics
+                ],
+            ]
+        )
+    note = (
+        "\n\nMeans with 95% bootstrap intervals. (few): fewer than 5 runs; "
+        "the interval rests on very little."
+    )
+    return markdown_table(header, body) + note
+
+
+def paired_table(result: Paired) -> str:
+    rows: list[list[object]] = [
+        ["pairs (bench, trial)", result.pairs],
+        [
+            f"mean {result.metric}, {result.a} - {result.b}",
+            _interval(result.mean_difference, result.low, result.high, rate=False),
+        ],
+        [f"{result.a} passes, {result.b} fails", result.wins],
+        [f"{result.b} passes, {result.a} fails", result.losses],
+        ["sign test p", f"{result.p_value:.3g}"],
+        ["verdict", result.verdict],
+    ]
+    return markdown_table(["", "value"], rows)
+
+
+def pick_runs(runs: pl.DataFrame, run_ids: Sequence[str]) -> pl.DataFrame:
+    """The runs with these ids, in this order; an id may be a unique prefix."""
+    chosen = []
+    for wanted in run_ids:
+        found = runs.filter(pl.col("run_id").str.starts_with(wanted))
+        if found.height != 1:
+            what = "no run" if found.height == 0 else f"{found.height} runs"
+            raise ValueError(f"{what} with an id starting {wanted!r}")
+        chosen.append(found)
+    return pl.concat(chosen, how="diagonal_relaxed") if chosen else runs.clear()
