@@ -29,6 +29,7 @@ from benchkit.pilot import Stage, pilot_specs, run_pilots
 from benchkit.pilot import recover as recover_runs
 from benchkit.records import TABLES, PilotSpec, Run
 from benchkit.spec import Bench, BenchError, load_arm
+from benchkit.store import compact as compact_store
 from benchkit.store import read_table, scan_table, store_path
 
 
@@ -178,6 +179,12 @@ def arms() -> dict[str, str]:
     return found
 
 
+def compact(store: Path | str | None = None) -> dict[str, int]:
+    """Merge the store's per-run files into one per table (reads get fast); the number
+    of files merged per table. `benchkit pilot` does it past 64 runs' own files."""
+    return compact_store(store_path(store))
+
+
 def recover(store: Path | str | None = None) -> list[str]:
     """Mark the runs a killed benchkit left `running` as `crashed`; their ids."""
     return recover_runs(store_path(store))
@@ -194,6 +201,7 @@ __all__ = [
     "__version__",
     "arms",
     "benches",
+    "compact",
     "compare",
     "evidence",
     "flips",

@@ -216,6 +216,14 @@ def import_(file: Path, store: Path | None) -> None:
 
 
 @main.command()
+@store_option
+def compact(store: Path | None) -> None:
+    """Merge the runs' own files into one file per table, so the store reads fast."""
+    merged = benchkit.compact(store)
+    click.echo(", ".join(f"{table}: {n} files" for table, n in merged.items()))
+
+
+@main.command()
 def benches() -> None:
     """List the bundled benches."""
     for bench in benchkit.benches():

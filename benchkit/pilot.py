@@ -39,7 +39,7 @@ from benchkit.records import (
 )
 from benchkit.sites import EMPTY_COVERAGE, Coverage, parse_diff, score
 from benchkit.spec import Bench, BenchError
-from benchkit.store import read_table, store_path, update_run, write_run, write_run_row
+from benchkit.store import compact, read_table, store_path, update_run, write_run, write_run_row
 from benchkit.workspace import (
     Repository,
     add_worktree,
@@ -52,6 +52,7 @@ from benchkit.workspace import (
     snapshot,
 )
 
+AUTO_COMPACT = 64  # runs' own files in a store past which a pilot command compacts it
 DEFAULT_EXECUTOR = "local"  # the label of a pilot whose arm names no executor
 Stage = Callable[[str, str], None]
 """Told `(pilot label, stage name)` as each stage begins; the label reads `demo human #1`."""
@@ -406,7 +407,10 @@ def run_pilots(
     plans = plan(specs)
     folder = store_path(store)
     recover(folder)
-    return [execute_plan(p, folder, keep=keep, on_stage=on_stage, on_run=on_run) for p in plans]
+    runs = [execute_plan(p, folder, keep=keep, on_stage=on_stage, on_run=on_run) for p in plans]
+    if len(list((folder / "runs").glob("[!p]*.parquet"))) >= AUTO_COMPACT:
+        compact(folder)
+    return runs
 
 
 def recover(store: Path) -> list[str]:

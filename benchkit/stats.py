@@ -29,7 +29,7 @@ def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float] |
 
 
 BOOTSTRAP_SAMPLES = 2000
-NORMAL_ABOVE = 5000  # runs in a group past which the bootstrap gives way to its normal limit
+NORMAL_ABOVE = 1000  # values past which a mean's bootstrap gives way to its normal limit
 FEW = 5  # fewer runs than this: the interval is shown, and flagged as resting on few runs
 ALPHA = 0.05
 

@@ -7,9 +7,12 @@ are written before its `runs` row, which is what makes the run visible.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import tempfile
+import uuid
 import warnings
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchkit.records import (
+    TABLES,
     Run,
     check_rows,
     run_row,
@@ -44,6 +48,11 @@ def store_path(store: Path | str | None = None) -> Path:
 def write_table(
     store: Path, table: str, name: str, rows: list[dict[str, Any]], schema: pa.Schema
 ) -> Path:
+    """Write rows as one Parquet file, atomically."""
+    return write_arrow(store, table, name, pa.Table.from_pylist(rows, schema=schema))
+
+
+def write_arrow(store: Path, table: str, name: str, data: pa.Table) -> Path:
     """Write one Parquet file atomically: a temporary name in the same folder, then rename."""
     folder = store / table
     folder.mkdir(parents=True, exist_ok=True)
@@ -51,7 +60,7 @@ def write_table(
     handle, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
     os.close(handle)
     try:
-        pq.write_table(pa.Table.from_pylist(rows, schema=schema), tmp)
+        pq.write_table(data, tmp)
         os.replace(tmp, final)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -70,9 +79,33 @@ def write_run(store: Path, run: Run) -> None:
     write_table(store, "runs", run.run_id, [run_row(run)], table_schema("runs", run.check_names))
 
 
-def _files(store: Path, table: str) -> list[Path]:
+PART = "part-"  # a compacted file: many runs in one
+
+
+def _all_files(store: Path, table: str) -> list[Path]:
     folder = store / table
     return sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+
+
+def _compacted_ids(parts: list[Path]) -> set[str]:
+    if not parts:
+        return set()
+    try:
+        ids = pl.scan_parquet(parts).select("run_id").unique().collect()
+    except pl.exceptions.PolarsError:
+        return set()
+    return set(ids["run_id"].to_list())
+
+
+def _files(store: Path, table: str) -> list[Path]:
+    """The table's files; a run's own file that a compacted part already holds (left
+    by a compaction that stopped before removing it) is not read twice."""
+    files = _all_files(store, table)
+    parts = [f for f in files if f.name.startswith(PART)]
+    if not parts or len(parts) == len(files):
+        return files
+    held = _compacted_ids(parts)
+    return [f for f in files if f.name.startswith(PART) or f.stem not in held]
 
 
 def _warn_skipped(path: Path, exc: Exception) -> None:
@@ -151,3 +184,51 @@ def update_run(store: Path, run_id: str, changes: dict[str, Any]) -> None:
     for row in rows:
         row.update(changes)
     write_table(store, "runs", run_id, rows, table.schema)
+
+
+def compact(store: Path, *, least: int = 2) -> dict[str, int]:
+    """Merge the runs' own files into one compacted part per table, for fast reading.
+
+    Only finished runs are merged (a `running` run's files are still being written).
+    The part is written atomically first, then the merged files are removed; a stop
+    in between leaves files that readers skip and the next compaction removes.
+    Returns how many files each table merged.
+    """
+    store.mkdir(parents=True, exist_ok=True)
+    merged: dict[str, int] = {}
+    with open(store / ".compact.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one compaction at a time
+        runs = read_table(store, "runs")
+        finished = set(runs.filter(pl.col("status") != "running")["run_id"].to_list())
+        for table in TABLES:
+            everything = _all_files(store, table)
+            held = _compacted_ids([f for f in everything if f.name.startswith(PART)])
+            own = [f for f in everything if not f.name.startswith(PART)]
+            for leftover in [f for f in own if f.stem in held]:
+                leftover.unlink(missing_ok=True)  # merged before, not removed then
+            files = [f for f in own if f.stem in finished and f.stem not in held]
+            merged[table] = 0
+            if len(files) < least:
+                continue
+            schemas = [pq.read_schema(f) for f in files]
+            unified = pa.unify_schemas(
+                [table_schema(table), *schemas], promote_options="permissive"
+            )
+            combined = pa.concat_tables(
+                [
+                    pq.read_table(f).cast(_widen(schema, unified))
+                    for f, schema in zip(files, schemas, strict=True)
+                ],
+                promote_options="permissive",
+            )
+            name = f"{PART}{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+            write_arrow(store, table, name, combined)
+            for f in files:
+                f.unlink(missing_ok=True)
+            merged[table] = len(files)
+    return merged
+
+
+def _widen(schema: pa.Schema, unified: pa.Schema) -> pa.Schema:
+    """A file's own columns, with the types the unified schema gives them."""
+    return pa.schema([unified.field(name) for name in schema.names])

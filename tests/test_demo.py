@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -180,3 +181,96 @@ def test_the_demo_command_arm_reports_its_cost(demo_runs: pl.DataFrame) -> None:
     for arm in ("human", "noop", "replay:agent-a", "replay:agent-b"):
         row = _row(demo_runs, arm)
         assert (row["cost_usd"], row["cost_source"]) == (None, "missing")  # never invented
+
+
+def test_the_pilot_table_of_two_demo_runs(demo_runs: pl.DataFrame) -> None:
+    frame = pl.concat(
+        [demo_runs.filter(pl.col("arm") == arm) for arm in ("replay:agent-a", "fake-agent")]
+    )
+    table = str(benchkit.evidence(frame, labels=["agent-a", "fake agent"]))
+    expected = [
+        [
+            "run",
+            "executor",
+            "install",
+            "typecheck",
+            "lint",
+            "test",
+            "build",
+            "flaky files",
+            "sessions",
+            "cost",
+            "wall",
+            "CI",
+            "coverage vs human",
+        ],
+        ["---"] * 13,
+        [
+            "agent-a",
+            "local",
+            "ok",
+            "ok",
+            "ok",
+            "fail (2 fail)",
+            "ok",
+            "tests/test_clock.py",
+            "-",
+            "-",
+            "WALL",
+            "-",
+            "7/15, 1 unrelated, no regressions",
+        ],
+        [
+            "fake agent",
+            "cli",
+            "ok",
+            "ok",
+            "ok",
+            "fail (1 fail)",
+            "ok",
+            "none",
+            "1",
+            "$0.0548",
+            "WALL",
+            "-",
+            "4/15, 0 unrelated, no regressions",
+        ],
+    ]
+    lines = table.splitlines()
+    assert len(lines) == len(expected)
+    for line, cells in zip(lines, expected, strict=True):
+        got = [c.strip() for c in line.strip().strip("|").split("|")]
+        assert len(got) == len(cells)
+        for have, want in zip(got, cells, strict=True):
+            if want == "WALL":
+                assert re.fullmatch(r"\d+\.\d s", have), have
+            else:
+                assert have == want
+
+
+def test_the_simulated_agent_is_seeded_and_says_so(tmp_path: Path) -> None:
+    first = benchkit.pilot(
+        "demo",
+        arm="simulated-agent",
+        executor="sdk",
+        model="large",
+        trials=2,
+        checks=["install", "test"],
+        store=tmp_path / "a",
+    )
+    again = benchkit.pilot(
+        "demo",
+        arm="simulated-agent",
+        executor="sdk",
+        model="large",
+        trials=2,
+        checks=["install", "test"],
+        store=tmp_path / "b",
+    )
+    assert [r.sites_covered for r in first] == [r.sites_covered for r in again]
+    assert [r.report.cost_usd for r in first] == [r.report.cost_usd for r in again]
+    runs = benchkit.runs(tmp_path / "a")
+    assert set(runs["origin"]) == {"simulated"}
+    assert set(runs["arm"]) == {"simulated-agent"}
+    assert runs["cost_source"].to_list() == ["reported", "reported"]
+    assert runs.columns.count("lint_status") == 0  # only the checks asked for

@@ -131,3 +131,39 @@ def test_two_processes_write_one_store_without_collision(tiny: TinyRepo, tmp_pat
     assert sorted(frame["arm"]) == ["human", "human", "noop", "noop"]
     assert benchkit.table("sites", store).height == 8
     assert not list(store.rglob("*.tmp"))
+
+
+def test_compaction_keeps_every_row_and_reads_once(tiny: TinyRepo, tmp_path: Path) -> None:
+    benchkit.pilot(str(tiny.bench_dir), arm=["human", "noop", "noop"], store=tmp_path)
+    before = {t: benchkit.table(t, tmp_path).sort(pl.all()) for t in ("runs", "checks", "tests")}
+    merged = benchkit.compact(tmp_path)
+    assert merged["runs"] == 3 and merged["checks"] == 3
+    assert [f.name[:5] for f in (tmp_path / "runs").iterdir()] == ["part-"]
+    for table, frame in before.items():
+        assert benchkit.table(table, tmp_path).sort(pl.all()).equals(frame), table
+    # A compaction stopped before it removed a merged file: that file is not read twice,
+    # and the next compaction removes it.
+    run_id = before["runs"]["run_id"][0]
+    leftover = tmp_path / "checks" / f"{run_id}.parquet"
+    import pyarrow as pa
+
+    pq.write_table(
+        pa.Table.from_pylist(before["checks"].filter(pl.col("run_id") == run_id).to_dicts()),
+        leftover,
+    )
+    assert benchkit.table("checks", tmp_path).height == before["checks"].height
+    benchkit.compact(tmp_path)
+    assert not leftover.exists()
+
+
+def test_a_running_run_is_not_compacted(tiny: TinyRepo, tmp_path: Path) -> None:
+    benchkit.pilot(str(tiny.bench_dir), arm=["noop", "noop"], store=tmp_path)
+    [first, _] = benchkit.runs(tmp_path)["run_id"].to_list()
+    from benchkit.store import update_run
+
+    update_run(tmp_path, first, {"status": "running"})
+    merged = benchkit.compact(
+        tmp_path,
+    )
+    assert merged["runs"] == 0  # one finished run alone is not worth a part
+    assert (tmp_path / "runs" / f"{first}.parquet").exists()

@@ -1,0 +1,317 @@
+"""Statistics against known answers; compare, paired, flips, evidence, import, upgrade."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from matplotlib.figure import Figure
+
+import benchkit
+from benchkit.analysis import compare, flips, paired
+from benchkit.evidence import check_cell, coverage_cell, markdown_table, sessions_cell
+from benchkit.imports import read_csv
+from benchkit.records import SCHEMA_VERSION
+from benchkit.spec import BenchError
+from benchkit.stats import bootstrap_mean, pairs_needed, sign_test
+from tests.conftest import ROOT
+
+# ---------------------------------------------------------------- statistics
+
+
+def test_a_bootstrap_interval_covers_a_known_mean() -> None:
+    rng = np.random.default_rng(7)
+    covered = 0
+    for trial in range(200):
+        sample = rng.normal(loc=3.0, scale=2.0, size=40)
+        interval = bootstrap_mean(sample, seed=trial, samples=1000)
+        assert interval is not None
+        covered += interval[0] <= 3.0 <= interval[1]
+    # a 95% interval covers the true mean about 95% of the time (binomial: 185..199)
+    assert 180 <= covered <= 199
+
+
+def test_bootstrap_of_a_rate_and_of_a_large_group() -> None:
+    rate = bootstrap_mean([1.0] * 30 + [0.0] * 10)
+    assert rate is not None and rate[2] == "bootstrap"
+    assert rate[0] < 0.75 < rate[1]
+    big = bootstrap_mean(np.arange(10_000, dtype=float))
+    assert big is not None and big[2] == "normal"
+    half = 1.959963984540054 * np.arange(10_000).std(ddof=1) / math.sqrt(10_000)
+    assert big[0] == pytest.approx(4999.5 - half)
+    assert bootstrap_mean([4.2]) is None  # one run: no interval at all
+
+
+def test_the_sign_test_exact_p_values() -> None:
+    assert sign_test(6, 0) == 2 / 64
+    assert sign_test(8, 2) == pytest.approx(2 * (1 + 10 + 45) / 1024)  # 0.109375
+    assert sign_test(5, 5) == 1.0
+    assert sign_test(0, 0) == 1.0
+    assert pairs_needed() == 6  # 5 pairs can give p = 0.0625 at best
+
+
+# ---------------------------------------------------------------- compare, paired, flips
+
+
+def _runs(rows: list[tuple[str, str, int, float, str]]) -> pl.DataFrame:
+    """(arm, bench, trial, coverage, verdict) rows as a runs frame."""
+    return pl.DataFrame(
+        {
+            "arm": [r[0] for r in rows],
+            "executor": ["cli"] * len(rows),
+            "bench": [r[1] for r in rows],
+            "trial": [r[2] for r in rows],
+            "status": ["ok"] * len(rows),
+            "sites_total": [10] * len(rows),
+            "sites_covered": [round(r[3] * 10) for r in rows],
+            "sites_matched": [round(r[3] * 10) for r in rows],
+            "sites_unrelated": [0] * len(rows),
+            "cost_usd": [0.1] * len(rows),
+            "wall_s": [1.0] * len(rows),
+            "test_verdict": [r[4] for r in rows],
+            "test_status": ["ok"] * len(rows),
+        }
+    )
+
+
+def test_compare_groups_means_and_intervals() -> None:
+    runs = _runs(
+        [("a", "b1", t, 0.2 * t, "pass") for t in range(1, 6)] + [("b", "b1", 1, 0.5, "fail")]
+    )
+    result = compare(runs, by=["arm", "executor"], metrics=["coverage", "pass"])
+    a, b = result.frame.sort("arm").to_dicts()
+    assert (a["runs"], a["few_runs"], a["coverage_mean"]) == (5, False, pytest.approx(0.6))
+    assert a["coverage_low"] < 0.6 < a["coverage_high"]
+    assert (b["runs"], b["few_runs"], b["coverage_low"]) == (1, True, None)  # no interval
+    markdown = result.to_markdown()
+    assert "| a | cli | 5 | 60% [" not in markdown  # coverage is a share, shown as a number
+    assert "| b | cli | 1 (few) | 0.5 | 0% |" in markdown
+    with pytest.raises(ValueError, match="unknown metric 'speed'"):
+        compare(runs, metrics=["speed"])
+
+
+def test_paired_is_inconclusive_at_3_runs_per_arm() -> None:
+    rows = [("new", "b1", t, 0.9, "pass") for t in (1, 2, 3)]
+    rows += [("old", "b1", t, 0.3, "fail") for t in (1, 2, 3)]
+    result = paired(_runs(rows), "new", "old")
+    assert (result.pairs, result.wins, result.losses) == (3, 3, 0)
+    assert result.p_value == 0.25
+    assert result.verdict == (
+        "inconclusive: 3 pairs cannot reach p < 0.05 at all; at least 6 are needed"
+    )
+
+
+def test_paired_with_enough_pairs() -> None:
+    rows = []
+    for bench in ("b1", "b2", "b3", "b4"):
+        for trial in (1, 2):
+            rows.append(("new", bench, trial, 0.8, "pass"))
+            rows.append(("old", bench, trial, 0.4, "fail" if trial == 1 else "pass"))
+    result = paired(_runs(rows), "new", "old")
+    assert result.pairs == 8
+    assert result.mean_difference == pytest.approx(0.4)
+    assert (result.wins, result.losses) == (4, 0)
+    assert result.verdict == (
+        "new higher on coverage; pass/fail inconclusive: 4 pairs differ, at least 6 are needed"
+    )
+
+
+def test_flips_are_the_benches_whose_verdict_changed() -> None:
+    rows = [
+        ("new", "b1", 1, 0.9, "pass"),
+        ("old", "b1", 1, 0.9, "pass"),
+        ("new", "b2", 1, 0.9, "pass"),
+        ("old", "b2", 1, 0.2, "fail"),
+        ("new", "b3", 1, 0.1, "fail"),
+        ("old", "b3", 1, 0.9, "flaky-pass"),
+    ]
+    assert flips(_runs(rows), "new", "old").rows() == [
+        ("b2", "pass", "fail"),
+        ("b3", "fail", "pass"),
+    ]
+
+
+# ---------------------------------------------------------------- evidence cells
+
+
+@pytest.mark.parametrize(
+    ("status", "count", "check", "cell"),
+    [
+        ("ok", 0, "lint", "ok"),
+        ("fail", 10, "typecheck", "fail (10 errors)"),
+        ("fail", 1, "lint", "fail (1 error)"),
+        ("fail", 1, "test", "fail (1 fail)"),
+        ("timeout", None, "test", "timeout"),
+        (None, None, "build", "-"),
+        ("fail", None, "build", "fail"),
+    ],
+)
+def test_check_cells(status: str | None, count: int | None, check: str, cell: str) -> None:
+    assert check_cell(status, count, check) == cell
+
+
+def test_sessions_and_coverage_cells() -> None:
+    row = {"sessions": 3, "sessions_accepted": 2, "sessions_rejected": 1, "feedback_rounds": 1}
+    assert sessions_cell(row) == "3 (2 accepted, 1 rejected, 1 feedback round)"
+    assert sessions_cell({"sessions": None}) == "-"
+    cov = {
+        "sites_total": 51,
+        "sites_covered": 10,
+        "sites_unrelated": 0,
+        "test_verdict": "pass",
+        "regressions": 0,
+    }
+    assert coverage_cell(cov) == "10/51, 0 unrelated, no regressions"
+    assert coverage_cell({**cov, "regressions": 2}) == "10/51, 0 unrelated, 2 regressions"
+
+
+def test_markdown_cells_escape_pipes() -> None:
+    assert markdown_table(["a"], [["x | y"]]).splitlines()[-1] == "| x \\| y |"
+
+
+# ---------------------------------------------------------------- the store over time
+
+
+def test_a_version_1_store_loads_through_the_upgrade() -> None:
+    store = Path(__file__).parent / "fixtures" / "store-v1"
+    runs = benchkit.runs(store)
+    assert runs["schema_version"].to_list() == [SCHEMA_VERSION] * 2
+    assert runs["origin"].to_list() == ["pilot", "pilot"]
+    assert runs["cost_source"].to_list() == ["missing", "missing"]  # never reported in v1
+    assert runs["flake_reruns"].to_list() == [1, 1]
+    assert runs["cost_usd"].to_list() == [None, None]
+    assert runs.select("arm", "sites_covered").rows() == [("human", 15), ("replay:agent-a", 7)]
+    assert benchkit.table("sites", store).height == 30
+    compare(runs)  # the analysis runs on old records as on new
+
+
+def test_filters_apply_to_runs_and_their_tables(tmp_path: Path) -> None:
+    store = Path(__file__).parent / "fixtures" / "store-v1"
+    assert benchkit.runs(store, arm="human").height == 1
+    assert benchkit.runs(store, arm=["human", "replay:agent-a"], bench="demo").height == 2
+    assert benchkit.runs(store, since=date(2099, 1, 1)).height == 0
+    assert benchkit.runs(store, until=datetime(2099, 1, 1, tzinfo=UTC)).height == 2
+    assert benchkit.table("sites", store, arm="human").height == 15
+    lazy = benchkit.scan("checks", store, arm="replay:agent-a")
+    assert isinstance(lazy, pl.LazyFrame)
+    assert lazy.collect()["run_id"].n_unique() == 1
+    assert isinstance(benchkit.runs(store).to_pandas().shape, tuple)
+
+
+# ---------------------------------------------------------------- outside records
+
+CSV = """\
+bench,arm,executor,cost_usd,wall_s,sites_total,sites_covered,sites_unrelated,test_status,\
+test_count,ci_status,flaky_files,started_at
+demo,published-tool,cli,0.42,310.5,15,11,2,fail,1,ok,tests/a.py;tests/b.py,2026-10-01T12:00:00Z
+demo,published-tool,cli,,290,15,9,0,ok,0,,,
+"""
+
+
+def test_import_runs_recorded_elsewhere(tmp_path: Path) -> None:
+    path = tmp_path / "published.csv"
+    path.write_text(CSV)
+    ids = benchkit.import_runs(path, tmp_path / "store")
+    assert len(ids) == 2
+    runs = benchkit.runs(tmp_path / "store").sort("run_id")
+    assert runs["origin"].to_list() == ["imported", "imported"]
+    first = runs.row(0, named=True)
+    assert (first["cost_usd"], first["cost_source"], first["ci_status"]) == (0.42, "reported", "ok")
+    assert first["flaky_files"] == ["tests/a.py", "tests/b.py"]
+    assert first["human_sha"] is None  # what the file does not have stays null
+    assert runs.row(1, named=True)["cost_source"] == "missing"
+    benchkit.import_runs(path, tmp_path / "store")  # again: replaced, not doubled
+    assert benchkit.runs(tmp_path / "store").height == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "message"),
+    [
+        ("bench,arm,colour\ndemo,x,red\n", "colour", "unknown column"),
+        ("bench,cost_usd\ndemo,1\n", "arm", "missing column"),
+        ("bench,arm,cost_usd\ndemo,x,0.1\ndemo,y,cheap\n", "row 3, cost_usd", "not a Float64"),
+        ("bench,arm,over_budget\ndemo,x,maybe\n", "row 2, over_budget", "not true or false"),
+        ("bench,arm\ndemo,\n", "row 2, arm", "empty"),
+        ("bench,arm,origin\ndemo,x,pilot\n", "origin", "set by import"),
+    ],
+)
+def test_a_bad_csv_names_the_row_and_column(
+    tmp_path: Path, text: str, field: str, message: str
+) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    with pytest.raises(BenchError) as caught:
+        read_csv(path)
+    assert str(caught.value).startswith(f"{path}: {field}: ")
+    assert message in str(caught.value)
+
+
+def test_cli_import_and_its_errors(tmp_path: Path) -> None:
+    good, bad = tmp_path / "good.csv", tmp_path / "bad.csv"
+    good.write_text(CSV)
+    bad.write_text("bench,arm,cost_usd\ndemo,x,lots\n")
+    env = {**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")}
+    done = subprocess.run(
+        [sys.executable, "-m", "benchkit.cli", "import", str(good)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, f"imported 2 runs from {good}")
+    done = subprocess.run(
+        [sys.executable, "-m", "benchkit.cli", "import", str(bad)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == (f"benchkit: {bad}: row 2, cost_usd: not a Float64: 'lots'")
+
+
+# ---------------------------------------------------------------- plots
+
+
+@pytest.mark.parametrize("kind", ["coverage-cost", "wall", "checks", "flaky"])
+def test_every_plot_is_a_figure(kind: str, tmp_path: Path) -> None:
+    runs = _runs(
+        [("a", "b1", t, 0.2 * t, "pass") for t in range(1, 4)] + [("b", "b1", 1, 0.5, "flaky-pass")]
+    )
+    figure = benchkit.plot(kind, runs)
+    assert isinstance(figure, Figure)
+    out = tmp_path / f"{kind}.png"
+    figure.savefig(out)
+    assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cli_plot_saves_a_png(tmp_path: Path) -> None:
+    out = tmp_path / "wall.png"
+    store = Path(__file__).parent / "fixtures" / "store-v1"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchkit.cli",
+            "plot",
+            "wall",
+            "--out",
+            str(out),
+            "--store",
+            str(store),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_simulated_arm_says_so() -> None:
+    assert "SIMULATED" in benchkit.arms()["simulated-agent"]
+    assert (ROOT / "data" / "benches" / "demo" / "patches" / "break-rounding.patch").exists()
