@@ -20,6 +20,8 @@ import polars as pl
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+from benchkit.ab import AbResult
+from benchkit.ab import ab as run_ab
 from benchkit.analysis import Comparison, Paired, compare, flips, paired
 from benchkit.benches import bundled, find_bench
 from benchkit.command_arm import bundled_arms_dir
@@ -27,6 +29,8 @@ from benchkit.evidence import Markdown, pick_runs, pilot_table
 from benchkit.imports import import_csv
 from benchkit.pilot import Stage, pilot_specs, run_pilots
 from benchkit.pilot import recover as recover_runs
+from benchkit.probe import ProbeResult
+from benchkit.probe import probe as run_probe
 from benchkit.records import TABLES, PilotSpec, Run
 from benchkit.spec import Bench, BenchError, load_arm
 from benchkit.store import compact as compact_store
@@ -179,6 +183,35 @@ def arms() -> dict[str, str]:
     return found
 
 
+def ab(
+    base: str,
+    head: str,
+    command: Sequence[str],
+    *,
+    repeat: int = 1,
+    repo: Path | str = ".",
+    store: Path | str | None = None,
+) -> AbResult:
+    """The identical test command at `base` and at `head`, each in a fresh worktree."""
+    return run_ab(Path(repo), base, head, command, repeat=repeat, store=store_path(store))
+
+
+def probe(
+    base: str,
+    head: str,
+    command: Sequence[str] | None = None,
+    *,
+    revert: Sequence[str] | None = None,
+    each: bool = False,
+    repo: Path | str = ".",
+    store: Path | str | None = None,
+) -> ProbeResult:
+    """Restore source files to base in a worktree at head, keep the tests, judge them."""
+    return run_probe(
+        Path(repo), base, head, command=command, revert=revert, each=each, store=store_path(store)
+    )
+
+
 def compact(store: Path | str | None = None) -> dict[str, int]:
     """Merge the store's per-run files into one per table (reads get fast); the number
     of files merged per table. `benchkit pilot` does it past 64 runs' own files."""
@@ -191,14 +224,17 @@ def recover(store: Path | str | None = None) -> list[str]:
 
 
 __all__ = [
+    "AbResult",
     "Bench",
     "BenchError",
     "Comparison",
     "Markdown",
     "Paired",
     "PilotSpec",
+    "ProbeResult",
     "Run",
     "__version__",
+    "ab",
     "arms",
     "benches",
     "compact",
@@ -209,6 +245,7 @@ __all__ = [
     "paired",
     "pilot",
     "plot",
+    "probe",
     "recover",
     "runs",
     "scan",

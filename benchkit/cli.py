@@ -215,6 +215,60 @@ def import_(file: Path, store: Path | None) -> None:
     click.echo(f"imported {len(ids)} runs from {file}")
 
 
+@main.command(name="ab")
+@click.option("--base", required=True, help="The ref before the change.")
+@click.option("--head", required=True, help="The ref after the change.")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--repo", type=click.Path(path_type=Path), default=Path("."), show_default=True)
+@store_option
+@click.argument("command", nargs=-1, required=True)
+def ab_(
+    base: str, head: str, repeat: int, repo: Path, store: Path | None, command: tuple[str, ...]
+) -> None:
+    """Run the identical test command at both refs: `benchkit ab --base A --head B -- CMD`."""
+    try:
+        result = benchkit.ab(base, head, list(command), repeat=repeat, repo=repo, store=store)
+    except BenchError as exc:
+        _fail(str(exc))
+        return
+    click.echo(f"base {result.sha('base')}\nhead {result.sha('head')}\n")
+    click.echo(result.to_markdown())
+
+
+@main.command()
+@click.option("--base", required=True, help="The ref before the change.")
+@click.option("--head", required=True, help="The ref with the change and its tests.")
+@click.option("--revert", multiple=True, help="A source file to restore to base (repeat).")
+@click.option("--each", is_flag=True, help="Revert one file at a time.")
+@click.option("--repo", type=click.Path(path_type=Path), default=Path("."), show_default=True)
+@store_option
+@click.argument("command", nargs=-1)
+def probe(
+    base: str,
+    head: str,
+    revert: tuple[str, ...],
+    each: bool,
+    repo: Path,
+    store: Path | None,
+    command: tuple[str, ...],
+) -> None:
+    """Revert source files to base, keep the new tests, and see which tests catch it."""
+    try:
+        result = benchkit.probe(
+            base,
+            head,
+            list(command) or None,
+            revert=list(revert) or None,
+            each=each,
+            repo=repo,
+            store=store,
+        )
+    except BenchError as exc:
+        _fail(str(exc))
+        return
+    click.echo(result.to_markdown())
+
+
 @main.command()
 @store_option
 def compact(store: Path | None) -> None:

@@ -208,12 +208,62 @@ SESSION_COLUMNS: tuple[Column, ...] = (
     Column(name="duration_s", type=pa.float64(), doc="Seconds, as reported."),
 )
 
+FLIP_TYPE = pa.struct([("test", pa.string()), ("base", pa.string()), ("head", pa.string())])
+
+AB_COLUMNS: tuple[Column, ...] = (
+    Column(name="ab_id", type=pa.string(), doc="One `benchkit ab` comparison."),
+    Column(name="schema_version", type=pa.int32(), doc="Version of this schema."),
+    Column(name="command", type=pa.string(), doc="The command, identical on both sides."),
+    Column(name="side", type=pa.string(), doc="base or head."),
+    Column(name="ref", type=pa.string(), doc="The ref as given."),
+    Column(name="sha", type=pa.string(), doc="The commit the ref named."),
+    Column(name="repeat", type=pa.int32(), doc="Repeat number, from 1."),
+    Column(name="passed", type=pa.int32(), doc="Tests passed; null when unread."),
+    Column(name="failed", type=pa.int32(), doc="Tests failed or errored; null when unread."),
+    Column(name="skipped", type=pa.int32(), doc="Tests skipped; null when unread."),
+    Column(name="duration_s", type=pa.float64(), doc="Seconds the command ran."),
+    Column(name="exit_code", type=pa.int32(), doc="The command's exit code."),
+    Column(name="source", type=pa.string(), doc="junit, summary or none: where counts came."),
+    Column(
+        name="flips",
+        type=pa.list_(FLIP_TYPE),
+        doc="On head rows: tests whose outcome differs from base.",
+    ),
+)
+
+PROBE_COLUMNS: tuple[Column, ...] = (
+    Column(name="probe_id", type=pa.string(), doc="One `benchkit probe`."),
+    Column(name="schema_version", type=pa.int32(), doc="Version of this schema."),
+    Column(name="base_sha", type=pa.string(), doc="The base commit."),
+    Column(name="head_sha", type=pa.string(), doc="The head commit, whose tests are kept."),
+    Column(
+        name="reverted",
+        type=pa.list_(pa.string()),
+        doc="Source files restored to their base content.",
+    ),
+    Column(name="test", type=pa.string(), doc="file::name of the test."),
+    Column(name="at_head", type=pa.string(), doc="Its outcome at head."),
+    Column(
+        name="reverted_outcome",
+        type=pa.string(),
+        doc="Its outcome with the files reverted (absent: not collected).",
+    ),
+    Column(
+        name="verdict",
+        type=pa.string(),
+        doc="discriminates, does not discriminate, error (proves nothing), fails at head.",
+    ),
+    Column(name="message", type=pa.string(), doc="First line of the failure, if any."),
+)
+
 TABLES: dict[str, tuple[Column, ...]] = {
     "runs": RUN_COLUMNS,
     "checks": CHECK_COLUMNS,
     "tests": TEST_COLUMNS,
     "sites": SITE_COLUMNS,
     "sessions": SESSION_COLUMNS,
+    "ab": AB_COLUMNS,
+    "probes": PROBE_COLUMNS,
 }
 
 

@@ -1,4 +1,5 @@
-"""What a test runner's own closing lines say: how many tests and files failed.
+"""What a test runner's own closing lines say: how many tests passed, failed, were
+skipped, and how many files failed.
 
 The gate compares this with the report, because some reporters leave out a test
 file that failed to load (jest-junit does). Read from the last summary of pytest,
@@ -23,6 +24,8 @@ VITEST_FILES = re.compile(r"^\s*Test Files\s+(.*)\(\d+\)\s*$", re.MULTILINE)
 VITEST_TESTS = re.compile(r"^\s*Tests\s+(.*)\(\d+\)\s*$", re.MULTILINE)
 # bun test: " 3 pass" / " 1 fail" / "Ran 4 tests across 2 files."
 BUN_FAIL = re.compile(r"^\s*(\d+) fail\s*$", re.MULTILINE)
+BUN_PASS = re.compile(r"^\s*(\d+) pass\s*$", re.MULTILINE)
+BUN_SKIP = re.compile(r"^\s*(\d+) skip\s*$", re.MULTILINE)
 BUN_RAN = re.compile(r"^Ran \d+ tests? across \d+ files?\.", re.MULTILINE)
 
 
@@ -31,6 +34,8 @@ class RunnerSummary:
     runner: str
     failed_tests: int  # failed and errored tests, collection errors included
     failed_files: int | None  # where the runner counts files (jest, vitest)
+    passed: int | None = None
+    skipped: int | None = None
 
 
 def _count(text: str, word: str) -> int:
@@ -52,19 +57,34 @@ def read_summary(log: str) -> RunnerSummary | None:
     ):
         files = _last(files_line, text)
         if files is not None:
+            tests = _last(tests_line, text) or ""
             return RunnerSummary(
                 runner=runner,
-                failed_tests=_count(_last(tests_line, text) or "", "failed"),
+                failed_tests=_count(tests, "failed"),
                 failed_files=_count(files, "failed"),
+                passed=_count(tests, "passed"),
+                skipped=_count(tests, "skipped") + _count(tests, "todo"),
             )
     pytest = _last(PYTEST, text)
     if pytest is not None:
         failed = _count(pytest, "failed") + _count(pytest, "errors?")
-        return RunnerSummary(runner="pytest", failed_tests=failed, failed_files=None)
+        return RunnerSummary(
+            runner="pytest",
+            failed_tests=failed,
+            failed_files=None,
+            passed=_count(pytest, "passed"),
+            skipped=_count(pytest, "skipped") + _count(pytest, "deselected"),
+        )
     interrupted = _last(PYTEST_INTERRUPTED, text)
     if interrupted is not None:
         return RunnerSummary(runner="pytest", failed_tests=int(interrupted), failed_files=None)
     if BUN_RAN.search(text):
-        fail = _last(BUN_FAIL, text)
-        return RunnerSummary(runner="bun", failed_tests=int(fail or 0), failed_files=None)
+        fail, passed, skipped = (_last(p, text) for p in (BUN_FAIL, BUN_PASS, BUN_SKIP))
+        return RunnerSummary(
+            runner="bun",
+            failed_tests=int(fail or 0),
+            failed_files=None,
+            passed=int(passed or 0),
+            skipped=int(skipped or 0),
+        )
     return None

@@ -276,3 +276,19 @@ def file_lines(repo_dir: Path, sha: str, path: str) -> list[str] | None:
     except ProcError:
         return None
     return text.splitlines(keepends=True)
+
+
+def mirror_repository(repo: Path) -> Path:
+    """The cached mirror of a local repository (or URL), fetched afresh."""
+    try:
+        return _mirror_git(str(repo))
+    except ProcError as exc:
+        raise BenchError(repo, "", f"not a git repository: {exc}") from None
+
+
+def resolve_ref(mirror: Path, repo: Path, ref: str, what: str) -> str:
+    """A ref's commit in the mirror; a missing ref is a `BenchError` naming it."""
+    sha = resolve(mirror, ref)
+    if sha is None:
+        raise BenchError(repo, what, f"no such ref: {ref}")
+    return sha

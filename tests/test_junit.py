@@ -129,13 +129,13 @@ def test_bad_reports_are_errors(text: str) -> None:
 
 def test_runner_summaries_of_the_real_logs() -> None:
     assert read_summary((FIXTURES / "pytest.log").read_text()) == RunnerSummary(
-        runner="pytest", failed_tests=4, failed_files=None
+        runner="pytest", failed_tests=4, failed_files=None, passed=3, skipped=1
     )
     assert read_summary((FIXTURES / "vitest.log").read_text()) == RunnerSummary(
-        runner="vitest", failed_tests=1, failed_files=2
+        runner="vitest", failed_tests=1, failed_files=2, passed=4, skipped=1
     )
     assert read_summary((FIXTURES / "jest.log").read_text()) == RunnerSummary(
-        runner="jest", failed_tests=1, failed_files=2
+        runner="jest", failed_tests=1, failed_files=2, passed=4, skipped=1
     )
 
 

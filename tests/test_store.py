@@ -10,12 +10,13 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 import benchkit
 from benchkit.records import RUN_COLUMNS, SCHEMA_VERSION, TABLES, table_schema
-from benchkit.store import StoreWarning, read_table
+from benchkit.store import StoreWarning, read_table, update_run
 from tests.conftest import TinyRepo
 
 
@@ -24,7 +25,7 @@ def test_every_column_is_declared_once_with_a_meaning() -> None:
         names = [c.name for c in columns]
         assert len(names) == len(set(names))
         assert all(c.doc for c in columns)
-        assert names[:2] == ["run_id", "schema_version"]
+        assert names[0].endswith("_id") and names[1] == "schema_version"
     required = [
         "run_id",
         "schema_version",
@@ -145,8 +146,6 @@ def test_compaction_keeps_every_row_and_reads_once(tiny: TinyRepo, tmp_path: Pat
     # and the next compaction removes it.
     run_id = before["runs"]["run_id"][0]
     leftover = tmp_path / "checks" / f"{run_id}.parquet"
-    import pyarrow as pa
-
     pq.write_table(
         pa.Table.from_pylist(before["checks"].filter(pl.col("run_id") == run_id).to_dicts()),
         leftover,
@@ -159,8 +158,6 @@ def test_compaction_keeps_every_row_and_reads_once(tiny: TinyRepo, tmp_path: Pat
 def test_a_running_run_is_not_compacted(tiny: TinyRepo, tmp_path: Path) -> None:
     benchkit.pilot(str(tiny.bench_dir), arm=["noop", "noop"], store=tmp_path)
     [first, _] = benchkit.runs(tmp_path)["run_id"].to_list()
-    from benchkit.store import update_run
-
     update_run(tmp_path, first, {"status": "running"})
     merged = benchkit.compact(
         tmp_path,

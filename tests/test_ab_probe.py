@@ -1,0 +1,198 @@
+"""`benchkit ab` and `benchkit probe` on real temporary repositories with real pytest."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import benchkit
+from benchkit.junit import CaseResult
+from benchkit.probe import DISCRIMINATES, DOES_NOT, FAILS_AT_HEAD, PROVES_NOTHING, judge
+from tests.conftest import make_repo
+
+BASE = {
+    "calc.py": "def add(a, b):\n    return a + b\n\n\ndef scale(x):\n    return x * 2\n",
+    "util.py": "NAME = 'calc'\n",
+    "tests/__init__.py": "",
+    "tests/test_calc.py": "from calc import add, scale\n\n\ndef test_add():\n"
+    "    assert add(2, 2) == 4\n\n\ndef test_scale():\n    assert scale(2) == 6\n",
+}
+HEAD = {
+    # the change: scale fixed, mul added, a cosmetic edit in util.py
+    "calc.py": "def add(a, b):\n    return a + b\n\n\ndef scale(x):\n    return x * 3\n\n\n"
+    "def mul(a, b):\n    return a * b\n",
+    "util.py": "NAME = 'calc'  # the package's name\n",
+    # its new test imports what the change added
+    "tests/test_mul.py": "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+}
+JUNIT = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml={report}"]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "repo"
+    make_repo(path, BASE, HEAD, "fix")
+    return path
+
+
+def test_ab_runs_the_same_command_on_both_sides(repo: Path, tmp_path: Path) -> None:
+    result = benchkit.ab("main", "fix", JUNIT, repeat=2, repo=repo, store=tmp_path / "store")
+    base, head = result.runs["base"][0], result.runs["head"][0]
+    assert (base.passed, base.failed, head.passed, head.failed) == (1, 1, 3, 0)
+    assert len(result.runs["head"]) == 2
+    flips = {f.test: (f.base, f.head) for f in result.flips()}
+    assert flips == {
+        "tests/test_calc.py::test_scale": ("failed", "passed"),  # the test that flipped
+        "tests/test_mul.py::test_mul": ("absent", "passed"),
+    }
+    text = result.to_markdown()
+    assert "| base | " + base.sha[:12] + " | 1 | 1 | 0 |" in text
+    assert "| tests/test_calc.py::test_scale | failed | passed |" in text
+    rows = benchkit.table("ab", tmp_path / "store")
+    assert rows.height == 4
+    assert sorted(rows["side"]) == ["base", "base", "head", "head"]
+    assert set(rows["source"]) == {"junit"}
+
+
+def test_ab_reads_the_runners_summary_without_a_report(repo: Path, tmp_path: Path) -> None:
+    command = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    result = benchkit.ab("main", "fix", command, repo=repo, store=tmp_path / "store")
+    base = result.runs["base"][0]
+    assert (base.source, base.passed, base.failed) == ("summary", 1, 1)
+    assert "no JUnit report, so none can be named" in result.to_markdown()
+
+
+def test_probe_tells_what_the_new_tests_prove(repo: Path, tmp_path: Path) -> None:
+    result = benchkit.probe("main", "fix", repo=repo, store=tmp_path / "store")
+    [group] = result.sets
+    assert group.reverted == ("calc.py", "util.py")  # every non-test file changed
+    verdicts = {v.test: v for v in group.verdicts}
+    assert set(verdicts) == {"tests/test_mul.py::test_mul"}  # the changed test files
+    mul = verdicts["tests/test_mul.py::test_mul"]
+    # reverting calc.py takes mul away: an import error, which proves nothing
+    assert (mul.at_head, mul.reverted, mul.verdict) == ("passed", "error", PROVES_NOTHING)
+
+
+def test_probe_with_a_command_and_each_file(repo: Path, tmp_path: Path) -> None:
+    result = benchkit.probe(
+        "main",
+        "fix",
+        [*JUNIT, "tests/test_calc.py"],
+        each=True,
+        repo=repo,
+        store=tmp_path / "store",
+    )
+    by_file = {
+        s.reverted: {v.test.split("::")[1]: v.verdict for v in s.verdicts} for s in result.sets
+    }
+    assert by_file[("calc.py",)] == {"test_add": DOES_NOT, "test_scale": DISCRIMINATES}
+    assert by_file[("util.py",)] == {"test_add": DOES_NOT, "test_scale": DOES_NOT}
+    rows = benchkit.table("probes", tmp_path / "store")
+    assert rows.height == 4
+    assert "| calc.py | tests/test_calc.py::test_scale | passed | failed | discriminates |" in (
+        result.to_markdown()
+    )
+
+
+def test_probe_keeps_new_files_and_removes_what_base_lacked(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    head = {
+        **HEAD,
+        "helpers.py": "def triple(x):\n    return 3 * x\n",
+        "tests/test_helpers.py": "from helpers import triple\n\n\ndef test_triple():\n"
+        "    assert triple(2) == 6\n",
+    }
+    make_repo(repo, BASE, head, "fix")
+    result = benchkit.probe(
+        "main",
+        "fix",
+        [*JUNIT, "tests/test_helpers.py"],
+        revert=["helpers.py"],
+        repo=repo,
+        store=tmp_path / "store",
+    )
+    [verdict] = result.sets[0].verdicts
+    assert (verdict.reverted, verdict.verdict) == ("error", PROVES_NOTHING)
+
+
+@pytest.mark.parametrize(
+    ("head", "reverted", "verdict"),
+    [
+        ("passed", "failed", DISCRIMINATES),
+        ("passed", "passed", DOES_NOT),
+        ("passed", "error", PROVES_NOTHING),
+        ("passed", None, PROVES_NOTHING),
+        ("failed", "failed", FAILS_AT_HEAD),
+    ],
+)
+def test_probe_judgement(head: str, reverted: str | None, verdict: str) -> None:
+    def case(outcome: str | None) -> CaseResult | None:
+        if outcome is None:
+            return None
+        return CaseResult(
+            file="t.py",
+            name="t",
+            outcome=outcome,  # type: ignore[arg-type]
+            duration_s=0,
+            message=None,
+        )
+
+    assert judge("t.py::t", case(head), case(reverted)).verdict == verdict
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["ab", "--base", "nope", "--head", "fix", "--", "true"], "--base: no such ref: nope"),
+        (
+            ["probe", "--base", "main", "--head", "fix", "--", "python", "-m", "pytest"],
+            "command: the probe needs a JUnit report",
+        ),
+        (
+            ["probe", "--base", "main", "--head", "fix", "--revert", "README.md"],
+            "--revert: not changed between base and head: README.md",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    repo: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchkit.cli", *args[:1], "--repo", str(repo), *args[1:]],
+        env={**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_cli_ab_prints_both_shas(repo: Path, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchkit.cli",
+            "ab",
+            "--repo",
+            str(repo),
+            "--base",
+            "main",
+            "--head",
+            "fix",
+            "--",
+            *JUNIT,
+        ],
+        env={**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("base ") and len(lines[0].split()[1]) == 40
+    assert lines[1].startswith("head ") and len(lines[1].split()[1]) == 40
