@@ -16,6 +16,7 @@ import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from benchkit import proc
@@ -118,17 +119,18 @@ class CommandArm:
         env, secrets = self.environment(context, values)
         context.home.mkdir(parents=True, exist_ok=True)
         log, stdout = context.logs / "arm.log", context.logs / "arm.stdout"
+        run = partial(
+            proc.run,
+            cwd=context.worktree,
+            env=env,
+            log_path=log,
+            timeout_s=file.timeout,
+            grace_s=file.grace,
+            secrets=secrets,
+        )
         finished: proc.Finished | None = None
         for step in file.setup:
-            finished = proc.run(
-                substitute(step, values),
-                cwd=context.worktree,
-                env=env,
-                log_path=log,
-                timeout_s=file.timeout,
-                grace_s=file.grace,
-                secrets=secrets,
-            )
+            finished = run(substitute(step, values))
             if finished.timed_out or finished.exit_code != 0:
                 break
         else:
@@ -137,16 +139,7 @@ class CommandArm:
                 command = " ".join([command, *map(shlex.quote, self.executor_args)])
             else:
                 command = [*command, *self.executor_args]
-            finished = proc.run(
-                command,
-                cwd=context.worktree,
-                env=env,
-                log_path=log,
-                timeout_s=file.timeout,
-                grace_s=file.grace,
-                stdout_path=stdout,
-                secrets=secrets,
-            )
+            finished = run(command, stdout_path=stdout)
         assert finished is not None
         report = self._report(context, values, stdout, secrets)
         failure = classify(

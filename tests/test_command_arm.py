@@ -406,23 +406,7 @@ def test_bad_arm_input_exits_2_and_writes_nothing(
 def test_a_bad_arm_file_names_the_field(tiny: TinyRepo, tmp_path: Path) -> None:
     arm = _arm(tmp_path)
     arm.write_text(arm.read_text().replace('adapter = "claude-code"', 'adapter = "cursor"'))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "benchkit.cli",
-            "pilot",
-            "--bench",
-            str(tiny.bench_dir),
-            "--arm",
-            str(arm),
-            "--max-cost",
-            "1",
-        ],
-        env={**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")},
-        capture_output=True,
-        text=True,
-    )
+    done = Benchkit(tiny, tmp_path, arm).run()
     assert done.returncode == 2
     assert done.stderr.startswith(f"benchkit: {arm}: report: ")
 

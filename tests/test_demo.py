@@ -249,23 +249,17 @@ def test_the_pilot_table_of_two_demo_runs(demo_runs: pl.DataFrame) -> None:
 
 
 def test_the_simulated_agent_is_seeded_and_says_so(tmp_path: Path) -> None:
-    first = benchkit.pilot(
-        "demo",
-        arm="simulated-agent",
-        executor="sdk",
-        model="large",
-        trials=2,
-        checks=["install", "test"],
-        store=tmp_path / "a",
-    )
-    again = benchkit.pilot(
-        "demo",
-        arm="simulated-agent",
-        executor="sdk",
-        model="large",
-        trials=2,
-        checks=["install", "test"],
-        store=tmp_path / "b",
+    first, again = (
+        benchkit.pilot(
+            "demo",
+            arm="simulated-agent",
+            executor="sdk",
+            model="large",
+            trials=2,
+            checks=["install", "test"],
+            store=tmp_path / name,
+        )
+        for name in ("a", "b")
     )
     assert [r.sites_covered for r in first] == [r.sites_covered for r in again]
     assert [r.report.cost_usd for r in first] == [r.report.cost_usd for r in again]
