@@ -28,17 +28,17 @@ def main() -> None:
         "--arm",
         action="append",
         default=None,
-        help="arm to run (repeat); default: the four demo arms",
+        help="arm to run (repeat); default: the five demo arms",
     )
     parser.add_argument("--trials", type=int, default=1)
     args = parser.parse_args()
-    arms = args.arm or ["human", "noop", "replay:agent-a", "replay:agent-b"]
+    arms = args.arm or ["human", "noop", "replay:agent-a", "replay:agent-b", "fake-agent"]
 
     with tempfile.TemporaryDirectory(prefix="benchkit-overhead-") as scratch:
         os.environ["BENCHKIT_CACHE"] = str(Path(scratch) / "cache")
         store = Path(scratch) / "store"
         started = time.perf_counter()
-        plans = plan(pilot_specs("demo", arms, trials=args.trials))
+        plans = plan(pilot_specs("demo", arms, trials=args.trials, max_cost=0.5))
         planning = time.perf_counter() - started  # the mirror is built once per bench
 
         print(f"planning (mirror built once for the bench): {planning:.2f} s\n")
