@@ -28,10 +28,10 @@ from benchkit.command_arm import bundled_arms_dir
 from benchkit.evidence import Markdown, pick_runs, pilot_table
 from benchkit.imports import import_csv
 from benchkit.pilot import Stage, pilot_specs, run_pilots
-from benchkit.pilot import recover as recover_runs
 from benchkit.probe import ProbeResult
 from benchkit.probe import probe as run_probe
 from benchkit.records import TABLES, PilotSpec, Run
+from benchkit.recovery import recover as recover_runs
 from benchkit.spec import Bench, BenchError, load_arm
 from benchkit.store import compact as compact_store
 from benchkit.store import read_table, scan_table, store_path

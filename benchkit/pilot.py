@@ -19,15 +19,13 @@ from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 
-import polars as pl
-
 from benchkit import __version__
 from benchkit.arms import Arm, ArmContext, ArmOutcome, Secretive, resolve_arm
 from benchkit.baseline import Baseline, establish
 from benchkit.benches import find_bench
 from benchkit.checks import run_alone, run_checks
 from benchkit.gate import GateResult, TestRun, files_to_rerun, judge
-from benchkit.proc import ProcError, alive, deferred_interrupts, process_start, redact
+from benchkit.proc import deferred_interrupts, process_start, redact
 from benchkit.records import (
     CheckResult,
     Owner,
@@ -37,16 +35,16 @@ from benchkit.records import (
     SiteResult,
     TestRecord,
 )
+from benchkit.recovery import recover
 from benchkit.sites import EMPTY_COVERAGE, Coverage, parse_diff, score
 from benchkit.spec import Bench, BenchError
-from benchkit.store import compact, read_table, store_path, update_run, write_run, write_run_row
+from benchkit.store import compact, store_path, write_run, write_run_row
 from benchkit.workspace import (
     Repository,
     add_worktree,
     cache_dir,
     diff,
     file_lines,
-    git,
     prepare_repository,
     remove_worktree,
     snapshot,
@@ -411,49 +409,3 @@ def run_pilots(
     if len(list((folder / "runs").glob("[!p]*.parquet"))) >= AUTO_COMPACT:
         compact(folder)
     return runs
-
-
-def recover(store: Path) -> list[str]:
-    """Mark as `crashed` the runs left `running` by a benchkit that is gone (killed
-    with SIGKILL, say); keep what their worktree still holds as their patch."""
-    runs = read_table(store, "runs")
-    if runs.is_empty():
-        return []
-    here = socket.gethostname()
-    crashed = []
-    for row in runs.filter(pl.col("status") == "running").to_dicts():
-        if row["host"] != here or alive(row["pid"], row["process_start"]):
-            continue  # still at work, or on a machine this one cannot see into
-        _salvage(row)
-        update_run(
-            store,
-            row["run_id"],
-            {
-                "status": "crashed",
-                "failure_kind": "crash",
-                "failure_detail": f"benchkit (pid {row['pid']}) stopped during the run",
-                "retryable": True,
-                "worktree": None,
-            },
-        )
-        crashed.append(row["run_id"])
-    return crashed
-
-
-def _salvage(row: dict[str, object]) -> None:
-    """The partial patch of a crashed run, from its worktree, which is then removed."""
-    worktree = Path(str(row["worktree"])) if row.get("worktree") else None
-    if worktree is None or not worktree.is_dir():
-        return
-    try:
-        mirror = Path(
-            git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=worktree).strip()
-        )
-        tree = snapshot(worktree)
-        patch = diff(mirror, str(row["base_sha"]), tree, context=3, binary=True)
-        artifacts = Path(str(row["artifacts"]))
-        artifacts.mkdir(parents=True, exist_ok=True)
-        (artifacts / "agent.patch").write_text(patch, errors="surrogateescape")
-        remove_worktree(mirror, worktree)
-    except ProcError:
-        shutil.rmtree(worktree, ignore_errors=True)
