@@ -119,6 +119,15 @@ def _pump(source: IO[bytes], sink: IO[bytes], secrets: Sequence[str]) -> None:
         sink.flush()
 
 
+def _drain(proc: subprocess.Popen[bytes], pumps: Sequence[threading.Thread]) -> None:
+    """Let the output threads finish, then close the pipes they read."""
+    for pump in pumps:
+        pump.join(timeout=5)
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
 def run(
     command: Command,
     *,
@@ -175,19 +184,16 @@ def run(
             code = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             stop_group(proc, grace_s)
-            for pump in pumps:
-                pump.join(timeout=5)
+            _drain(proc, pumps)
             log.write(f"\nbenchkit: timed out after {timeout_s:g} s\n".encode())
             return ended(None, timed_out=True)
         except BaseException:
             stop_group(proc, grace_s)
-            for pump in pumps:
-                pump.join(timeout=5)
+            _drain(proc, pumps)
             raise
         if group_members(proc.pid):
             stop_group(proc, grace_s)  # leftovers of a command that exited: never let them run on
-        for pump in pumps:
-            pump.join(timeout=5)
+        _drain(proc, pumps)
     return ended(code, not_found=code == 127 and isinstance(command, str))
 
 
