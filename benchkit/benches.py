@@ -10,12 +10,17 @@ from benchkit.spec import Bench, BenchError, load_bench
 BENCH_FILE = "bench.toml"
 
 
-def bundled_dir() -> Path:
-    """`data/benches` of this checkout, or `BENCHKIT_BENCHES`."""
-    configured = os.environ.get("BENCHKIT_BENCHES")
+def bundled_data(folder: str, variable: str) -> Path:
+    """`data/<folder>` of this checkout, or the folder the variable names."""
+    configured = os.environ.get(variable)
     if configured:
         return Path(configured)
-    return Path(__file__).resolve().parent.parent / "data" / "benches"
+    return Path(__file__).resolve().parent.parent / "data" / folder
+
+
+def bundled_dir() -> Path:
+    """`data/benches` of this checkout, or `BENCHKIT_BENCHES`."""
+    return bundled_data("benches", "BENCHKIT_BENCHES")
 
 
 def bundled() -> list[Path]:

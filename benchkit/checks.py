@@ -52,13 +52,19 @@ def substitute(
     return argv
 
 
-def check_env(bench: Bench, worktree: Path) -> dict[str, str]:
-    env = {k: os.environ[k] for k in ALLOWED_ENV if k in os.environ}
-    # The python that runs benchkit comes first, with the tools installed beside it.
+def allowed_env(names: Sequence[str] = ALLOWED_ENV) -> dict[str, str]:
+    """The allow-listed part of benchkit's own environment, with a UTF-8 locale by
+    default and the python that runs benchkit first on PATH (its tools beside it)."""
+    env = {k: os.environ[k] for k in names if k in os.environ}
     env["PATH"] = os.pathsep.join(
         [os.path.dirname(sys.executable), env.get("PATH", "/usr/bin:/bin")]
     )
     env.setdefault("LANG", "C.UTF-8")
+    return env
+
+
+def check_env(bench: Bench, worktree: Path) -> dict[str, str]:
+    env = allowed_env()
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     for name, value in bench.file.env.items():
         env[name] = value.replace("{worktree}", str(worktree))

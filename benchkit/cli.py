@@ -162,18 +162,11 @@ def runs(store: Path | None, bench: str | None) -> None:
 @store_option
 def evidence(run_ids: tuple[str, ...], labels: tuple[str, ...], store: Path | None) -> None:
     """Print the pilot table (GitHub markdown) of some runs, for a PR body."""
-    named = dict((run_id, name) for name, run_id in _var(labels))
+    named = _var(labels)
     try:
-        frame = pick_runs(benchkit.runs(store), [*run_ids, *named])
-        table_ = benchkit.evidence(
-            frame,
-            labels={
-                row["run_id"]: next(
-                    (n for i, n in named.items() if row["run_id"].startswith(i)), row["arm"]
-                )
-                for row in frame.iter_rows(named=True)
-            },
-        )
+        frame = pick_runs(benchkit.runs(store), [*run_ids, *(run_id for _, run_id in named)])
+        arms = frame["arm"].head(len(run_ids)).to_list()
+        table_ = benchkit.evidence(frame, labels=[*arms, *(name for name, _ in named)])
     except ValueError as exc:
         _fail(str(exc))
         return

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -21,7 +20,8 @@ from pathlib import Path
 
 from benchkit import proc
 from benchkit.arms import ArmContext, ArmError, ArmOutcome
-from benchkit.checks import substitute
+from benchkit.benches import bundled_data
+from benchkit.checks import allowed_env, substitute
 from benchkit.failures import classify
 from benchkit.records import PilotSpec
 from benchkit.reports import ArmReport, read_report
@@ -43,10 +43,8 @@ BUILT_IN_VARS = (
 
 
 def bundled_arms_dir() -> Path:
-    configured = os.environ.get("BENCHKIT_ARMS")
-    if configured:
-        return Path(configured)
-    return Path(__file__).resolve().parent.parent / "data" / "arms"
+    """`data/arms` of this checkout, or `BENCHKIT_ARMS`."""
+    return bundled_data("arms", "BENCHKIT_ARMS")
 
 
 def find_arm_file(value: str) -> Path | None:
@@ -99,12 +97,7 @@ class CommandArm:
     ) -> tuple[dict[str, str], list[str]]:
         """The arm's environment, and the secret values in it."""
         allowed = self.arm.file.env
-        env = {k: os.environ[k] for k in BASE_ENV if k in os.environ}
-        # benchkit's own python first, as for the checks
-        env["PATH"] = os.pathsep.join(
-            [os.path.dirname(sys.executable), env.get("PATH", "/usr/bin:/bin")]
-        )
-        env.setdefault("LANG", "C.UTF-8")
+        env = allowed_env(BASE_ENV)
         env["HOME"] = str(context.home)
         for name in [*allowed.allow, *allowed.secret]:
             if name in os.environ:

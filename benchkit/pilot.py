@@ -36,7 +36,7 @@ from benchkit.records import (
     TestRecord,
 )
 from benchkit.recovery import recover
-from benchkit.sites import EMPTY_COVERAGE, Coverage, parse_diff, score
+from benchkit.sites import EMPTY_COVERAGE, Coverage, FileChange, parse_diff, score
 from benchkit.spec import Bench, BenchError
 from benchkit.store import compact, store_path, write_run, write_run_row
 from benchkit.workspace import (
@@ -117,17 +117,25 @@ class _Clock:
             self.phases[name] = round(self.phases.get(name, 0.0) + time.perf_counter() - started, 4)
 
 
+@cache
+def _human_change(repo: Repository) -> tuple[FileChange, ...]:
+    """The human reference's diff, parsed once for every pilot on the same commits."""
+    return parse_diff(diff(repo.mirror, repo.base_sha, repo.human_sha))
+
+
+@cache
+def _base_lines(repo: Repository, path: str) -> list[str] | None:
+    return file_lines(repo.mirror, repo.base_sha, path)
+
+
 def _score(p: Plan, tree: str) -> Coverage:
     repo = p.repository
-    human = parse_diff(diff(repo.mirror, repo.base_sha, repo.human_sha))
-    arm_diff = diff(repo.mirror, repo.base_sha, tree)
-
-    @cache
-    def base_text(path: str) -> list[str] | None:
-        return file_lines(repo.mirror, repo.base_sha, path)
-
+    arm = parse_diff(diff(repo.mirror, repo.base_sha, tree))
     return score(
-        human, parse_diff(arm_diff), exclude=p.bench.file.sites.exclude, base_text=base_text
+        _human_change(repo),
+        arm,
+        exclude=p.bench.file.sites.exclude,
+        base_text=lambda path: _base_lines(repo, path),
     )
 
 

@@ -7,17 +7,15 @@ pytest, vitest, jest or bun test in its output.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchkit import proc
-from benchkit.checks import ALLOWED_ENV, substitute
+from benchkit.checks import allowed_env, substitute
 from benchkit.junit import CaseResult, ReportError, parse_report
 from benchkit.runner import RunnerSummary, read_summary
 from benchkit.workspace import add_worktree, cache_dir, remove_worktree
@@ -80,9 +78,7 @@ def report_path(command: Sequence[str]) -> str | None:
 def command_env(worktree: Path, extra: Mapping[str, str]) -> dict[str, str]:
     """What the command sees: the allow-list of the checks, benchkit's python first on
     PATH, and PYTHONPATH set to the worktree, so the code tested is the worktree's."""
-    env = {k: os.environ[k] for k in ALLOWED_ENV if k in os.environ}
-    env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
-    env.setdefault("LANG", "C.UTF-8")
+    env = allowed_env()
     env["PYTHONPATH"] = str(worktree)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.update({k: v.replace("{worktree}", str(worktree)) for k, v in extra.items()})
