@@ -6,17 +6,17 @@ import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 import benchkit
-from benchkit.arms import ArmError
-from benchkit.evidence import pick_runs
-from benchkit.proc import Terminated, interrupts
-from benchkit.records import Run, run_row
-from benchkit.spec import BenchError
-from benchkit.tables import line, table, tests_block
+from benchkit.analysis.text import line, table, tests_block
+from benchkit.errors import BenchkitError, UsageError
+from benchkit.workspace.proc import Terminated, interrupts
+
+if TYPE_CHECKING:
+    from benchkit.store.records import Run
 
 BAD_INPUT = 2
 INTERRUPTED = 130
@@ -29,9 +29,16 @@ store_option = click.option(
 )
 
 
-def _fail(message: str) -> None:
-    click.echo(f"benchkit: {message}", err=True)
-    sys.exit(BAD_INPUT)
+class _Benchkit(click.Group):
+    """The command group: a user's mistake (any `BenchkitError`) is one line on stderr
+    and exit 2, here for every command; anything else keeps its traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BenchkitError as exc:
+            click.echo(f"benchkit: {exc}", err=True)
+            ctx.exit(BAD_INPUT)
 
 
 def _print_runs(rows: Sequence[Mapping[str, Any]]) -> None:
@@ -42,17 +49,17 @@ def _print_runs(rows: Sequence[Mapping[str, Any]]) -> None:
         click.echo(block)
 
 
-def _var(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+def _pairs(option: str, values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     pairs = []
     for value in values:
         name, sep, text = value.partition("=")
         if not sep or not name:
-            _fail(f"--var takes NAME=VALUE, not {value!r}")
+            raise UsageError(option, "", f"takes NAME=VALUE, not {value!r}")
         pairs.append((name, text))
     return tuple(pairs)
 
 
-@click.group()
+@click.group(cls=_Benchkit)
 @click.version_option(benchkit.__version__, prog_name="benchkit")
 def main() -> None:
     """Rerun AI coding tools on benchmark repositories and keep every figure."""
@@ -100,6 +107,8 @@ def pilot(
 ) -> None:
     """Run pilots, record them, and print one line per run and a table."""
 
+    from benchkit.store.rows import run_row  # pyarrow: loaded by the commands that write
+
     def progress(label: str, stage: str) -> None:
         if stage == "prepare":
             click.echo(f"{label}:", nl=False, err=True)
@@ -122,16 +131,13 @@ def pilot(
                 max_cost=max_cost,
                 trials=trials,
                 flake_reruns=flake_reruns,
-                arm_vars=_var(arm_vars),
+                arm_vars=_pairs("--var", arm_vars),
                 checks=[c for c in checks.split(",") if c],
                 store=store,
                 keep=keep,
                 on_stage=progress,
                 on_run=done,
             )
-    except (BenchError, ArmError) as exc:
-        _fail(str(exc))
-        return
     except KeyboardInterrupt as exc:
         click.echo("benchkit: interrupted; the run in progress was recorded", err=True)
         sys.exit(exc.exit_code if isinstance(exc, Terminated) else INTERRUPTED)
@@ -147,9 +153,7 @@ def pilot(
 def runs(store: Path | None, bench: str | None) -> None:
     """List the runs in the store (marking those a killed benchkit left as crashed)."""
     benchkit.recover(store)
-    frame = benchkit.runs(store)
-    if bench is not None:
-        frame = frame.filter(frame["bench"] == bench)
+    frame = benchkit.runs(store, bench=bench)
     if frame.is_empty():
         click.echo("no runs", err=True)
         return
@@ -162,15 +166,14 @@ def runs(store: Path | None, bench: str | None) -> None:
 @store_option
 def evidence(run_ids: tuple[str, ...], labels: tuple[str, ...], store: Path | None) -> None:
     """Print the pilot table (GitHub markdown) of some runs, for a PR body."""
-    named = _var(labels)
-    try:
-        frame = pick_runs(benchkit.runs(store), [*run_ids, *(run_id for _, run_id in named)])
-        arms = frame["arm"].head(len(run_ids)).to_list()
-        table_ = benchkit.evidence(frame, labels=[*arms, *(name for name, _ in named)])
-    except ValueError as exc:
-        _fail(str(exc))
-        return
-    click.echo(str(table_))
+    from benchkit.analysis.evidence import pick_runs
+
+    named = _pairs("--label", labels)
+    if not run_ids and not named:
+        raise UsageError("RUN_IDS", "", "give at least one run id")
+    frame = pick_runs(benchkit.runs(store), [*run_ids, *(run_id for _, run_id in named)])
+    arms = frame["arm"].head(len(run_ids)).to_list()
+    click.echo(str(benchkit.evidence(frame, labels=[*arms, *(name for name, _ in named)])))
 
 
 @main.command()
@@ -179,8 +182,8 @@ def evidence(run_ids: tuple[str, ...], labels: tuple[str, ...], store: Path | No
 @store_option
 def compare(by: str, bench: str | None, store: Path | None) -> None:
     """Print means and 95% intervals per group (GitHub markdown)."""
-    frame = benchkit.runs(store, **({"bench": bench} if bench else {}))
-    click.echo(benchkit.compare(frame, by=by.split(",")).to_markdown())
+    frame = benchkit.runs(store, bench=bench)
+    click.echo(benchkit.compare(frame, by=[k for k in by.split(",") if k]).to_markdown())
 
 
 @main.command()
@@ -190,7 +193,7 @@ def compare(by: str, bench: str | None, store: Path | None) -> None:
 @store_option
 def plot(kind: str, out: Path, bench: str | None, store: Path | None) -> None:
     """Save one plot of the runs (a .png, .svg or .pdf)."""
-    frame = benchkit.runs(store, **({"bench": bench} if bench else {}))
+    frame = benchkit.runs(store, bench=bench)
     benchkit.plot(kind, frame).savefig(out, dpi=120)
     click.echo(str(out))
 
@@ -200,11 +203,7 @@ def plot(kind: str, out: Path, bench: str | None, store: Path | None) -> None:
 @store_option
 def import_(file: Path, store: Path | None) -> None:
     """Add runs recorded elsewhere (a CSV file) to the store, marked imported."""
-    try:
-        ids = benchkit.import_runs(file, store)
-    except BenchError as exc:
-        _fail(str(exc))
-        return
+    ids = benchkit.import_runs(file, store)
     click.echo(f"imported {len(ids)} runs from {file}")
 
 
@@ -219,11 +218,7 @@ def ab_(
     base: str, head: str, repeat: int, repo: Path, store: Path | None, command: tuple[str, ...]
 ) -> None:
     """Run the identical test command at both refs: `benchkit ab --base A --head B -- CMD`."""
-    try:
-        result = benchkit.ab(base, head, list(command), repeat=repeat, repo=repo, store=store)
-    except BenchError as exc:
-        _fail(str(exc))
-        return
+    result = benchkit.ab(base, head, list(command), repeat=repeat, repo=repo, store=store)
     click.echo(f"base {result.sha('base')}\nhead {result.sha('head')}\n")
     click.echo(result.to_markdown())
 
@@ -246,19 +241,15 @@ def probe(
     command: tuple[str, ...],
 ) -> None:
     """Revert source files to base, keep the new tests, and see which tests catch it."""
-    try:
-        result = benchkit.probe(
-            base,
-            head,
-            list(command) or None,
-            revert=list(revert) or None,
-            each=each,
-            repo=repo,
-            store=store,
-        )
-    except BenchError as exc:
-        _fail(str(exc))
-        return
+    result = benchkit.probe(
+        base,
+        head,
+        list(command) or None,
+        revert=list(revert) or None,
+        each=each,
+        repo=repo,
+        store=store,
+    )
     click.echo(result.to_markdown())
 
 
@@ -280,7 +271,7 @@ def benches() -> None:
 @main.command()
 def arms() -> None:
     """List the built-in arms and the bundled arm files."""
-    for name, what in benchkit.arms().items():
+    for name, what in benchkit.list_arms().items():
         click.echo(f"{name:<18} {what}")
 
 

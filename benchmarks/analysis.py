@@ -30,9 +30,9 @@ import pandas as pd
 import pyarrow as pa
 
 import benchkit as bk
-from benchkit.records import SCHEMA_VERSION, table_schema
-from benchkit.stats import bootstrap_mean
-from benchkit.store import write_arrow
+from benchkit.analysis.stats import bootstrap_mean
+from benchkit.store.parquet import write_arrow
+from benchkit.store.schema import SCHEMA_VERSION, table_schema
 
 ARMS = ["tool-v1", "tool-v2", "agent", "baseline"]
 EXECUTORS = ["cli", "sdk"]

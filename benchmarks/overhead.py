@@ -17,7 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchkit.pilot import execute_plan, pilot_specs, plan
+from benchkit.run.launch import pilot_specs
+from benchkit.run.pilot import execute_plan
+from benchkit.run.plan import plan
 
 TARGET = 0.10
 

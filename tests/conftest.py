@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.workspace import git_env
+from benchkit.workspace.git import git_env
 
 ROOT = Path(__file__).resolve().parent.parent
-DEMO = ROOT / "data" / "benches" / "demo"
+DEMO = ROOT / "benchkit" / "bundled" / "benches" / "demo"
 
 
 def sh_git(repo: Path, *args: str) -> str:

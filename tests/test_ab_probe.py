@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import benchkit
-from benchkit.junit import CaseResult
-from benchkit.probe import DISCRIMINATES, DOES_NOT, FAILS_AT_HEAD, PROVES_NOTHING, judge
+from benchkit.change.probe import DISCRIMINATES, DOES_NOT, FAILS_AT_HEAD, PROVES_NOTHING, judge
+from benchkit.gate.junit import CaseResult
 from tests.conftest import make_repo
 
 BASE = {

@@ -15,12 +15,13 @@ import pytest
 from matplotlib.figure import Figure
 
 import benchkit
-from benchkit.analysis import compare, flips, paired
-from benchkit.evidence import check_cell, coverage_cell, markdown_table, sessions_cell
-from benchkit.imports import read_csv
-from benchkit.records import SCHEMA_VERSION
-from benchkit.spec import BenchError
-from benchkit.stats import bootstrap_mean, pairs_needed, sign_test
+from benchkit.analysis.compare import compare, flips, paired
+from benchkit.analysis.markdown import markdown_table
+from benchkit.analysis.pilot_table import check_cell, coverage_cell, sessions_cell
+from benchkit.analysis.stats import bootstrap_mean, pairs_needed, sign_test
+from benchkit.errors import ImportFileError, UsageError
+from benchkit.store.imports import read_csv
+from benchkit.store.schema import SCHEMA_VERSION
 from tests.conftest import ROOT
 
 # ---------------------------------------------------------------- statistics
@@ -93,7 +94,7 @@ def test_compare_groups_means_and_intervals() -> None:
     markdown = result.to_markdown()
     assert "| a | cli | 5 | 60% [" not in markdown  # coverage is a share, shown as a number
     assert "| b | cli | 1 (few) | 0.5 | 0% |" in markdown
-    with pytest.raises(ValueError, match="unknown metric 'speed'"):
+    with pytest.raises(UsageError, match="no metric 'speed'"):
         compare(runs, metrics=["speed"])
 
 
@@ -247,7 +248,7 @@ def test_a_bad_csv_names_the_row_and_column(
 ) -> None:
     path = tmp_path / "bad.csv"
     path.write_text(text)
-    with pytest.raises(BenchError) as caught:
+    with pytest.raises(ImportFileError) as caught:
         read_csv(path)
     assert str(caught.value).startswith(f"{path}: {field}: ")
     assert message in str(caught.value)
@@ -313,5 +314,7 @@ def test_cli_plot_saves_a_png(tmp_path: Path) -> None:
 
 
 def test_the_simulated_arm_says_so() -> None:
-    assert "SIMULATED" in benchkit.arms()["simulated-agent"]
-    assert (ROOT / "data" / "benches" / "demo" / "patches" / "break-rounding.patch").exists()
+    assert "SIMULATED" in benchkit.list_arms()["simulated-agent"]
+    assert (
+        ROOT / "benchkit" / "bundled" / "benches" / "demo" / "patches" / "break-rounding.patch"
+    ).exists()

@@ -8,9 +8,10 @@ import sys
 import time
 from pathlib import Path
 
-from benchkit import proc
-from benchkit.checks import count_from_output, status_of, substitute
-from benchkit.junit import parse_report
+from benchkit.gate.junit import parse_report
+from benchkit.workspace import proc
+from benchkit.workspace.checks import count_from_output, status_of
+from benchkit.workspace.commands import substitute
 
 
 def test_string_commands_get_shell_quoted_values(tmp_path: Path) -> None:

@@ -17,9 +17,10 @@ import polars as pl
 import pytest
 
 import benchkit
+from benchkit.workspace.cache import cache_dir
 from tests.conftest import ROOT, TinyRepo
 
-FAKE_AGENT = ROOT / "data" / "arms" / "fake-agent" / "fake_agent.py"
+FAKE_AGENT = ROOT / "benchkit" / "bundled" / "arms" / "fake-agent" / "fake_agent.py"
 UPGRADER = Path(__file__).parent / "fakes" / "upgrader"
 SECRET = "sk-test-5ecr3t-ZQ81x"
 
@@ -206,7 +207,7 @@ def test_an_injection_through_the_instruction_is_plain_text(
     assert done.returncode == 0, done.stderr
     assert json.loads(bk.trace.read_text())["prompt"] == INJECTION
     assert not [p for p in tmp_path.rglob("pwned*")]
-    assert not [p for p in Path(benchkit.workspace.cache_dir()).rglob("pwned*")]
+    assert not [p for p in Path(cache_dir()).rglob("pwned*")]
 
 
 def test_a_secret_is_written_nowhere(tiny: TinyRepo, tmp_path: Path) -> None:
@@ -245,7 +246,7 @@ def test_a_signal_stops_the_agents_whole_group_and_records_the_run(
     )
     assert "+VERSION = 2" in Path(str(row["artifacts"]), "agent.patch").read_text()
     assert row["worktree"] is None
-    assert not list((Path(benchkit.workspace.cache_dir()) / "worktrees").iterdir())
+    assert not list((Path(cache_dir()) / "worktrees").iterdir())
     assert f"logs: {row['artifacts']}/logs" in err
 
 
@@ -326,7 +327,7 @@ def test_sigkill_leaves_a_running_record_that_the_next_command_marks_crashed(
     row = bk.row()
     assert (row["status"], row["failure_kind"], row["retryable"]) == ("crashed", "crash", True)
     assert "+VERSION = 2" in Path(str(row["artifacts"]), "agent.patch").read_text()
-    assert not list((Path(benchkit.workspace.cache_dir()) / "worktrees").iterdir())
+    assert not list((Path(cache_dir()) / "worktrees").iterdir())
 
 
 def _tarball(tmp_path: Path) -> Path:
@@ -377,14 +378,17 @@ def test_a_tool_over_its_max_cost_is_a_budget_failure(tiny: TinyRepo, tmp_path: 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--arm", "upgrader-tarball", "--max-cost", "1"], "needs --var tarball=VALUE"),
+        (
+            ["--arm", "upgrader-tarball", "--max-cost", "1"],
+            "vars.tarball: needs a value: --var tarball=VALUE",
+        ),
         (["--arm", "fake-agent"], "passes {max_cost} to the tool: give --max-cost"),
         (
             ["--arm", "fake-agent", "--max-cost", "1", "--executor", "gpu"],
-            "has no executor 'gpu' (known: cli, sdk)",
+            "executors: no executor 'gpu' (known: cli, sdk)",
         ),
         (["--arm", "fake-agent", "--max-cost", "1", "--var", "colour=red"], "no variable 'colour'"),
-        (["--arm", "no-such-arm"], "unknown arm 'no-such-arm'"),
+        (["--arm", "no-such-arm"], "no-such-arm: no such arm (built in: human, noop"),
     ],
 )
 def test_bad_arm_input_exits_2_and_writes_nothing(

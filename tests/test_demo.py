@@ -11,9 +11,9 @@ import polars as pl
 import pytest
 
 import benchkit
-from benchkit.benches import find_bench
-from benchkit.sites import human_sites, parse_diff
-from benchkit.workspace import diff, prepare_repository
+from benchkit.bench.find import find_bench
+from benchkit.bench.sites import human_sites, parse_diff
+from benchkit.workspace.git import diff, prepare_repository
 from tests.conftest import DEMO
 
 # The demo's commits are built with a fixed author and fixed dates: the same on

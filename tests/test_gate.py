@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from benchkit.gate import TestRun, files_to_rerun, judge
-from benchkit.junit import CaseResult, Outcome
-from benchkit.runner import RunnerSummary
-from benchkit.stats import wilson
+from benchkit.gate.intervals import wilson
+from benchkit.gate.junit import CaseResult, Outcome
+from benchkit.gate.summary import RunnerSummary
+from benchkit.gate.verdict import TestRun, files_to_rerun, judge
 
 
 def case(file: str | None, name: str, outcome: Outcome = "passed") -> CaseResult:

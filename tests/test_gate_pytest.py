@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import benchkit
-from benchkit.records import Run
-from benchkit.workspace import git_env
+from benchkit.store.records import Run
+from benchkit.workspace.git import git_env
 from tests.conftest import make_repo
 
 BENCH = """\

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.junit import ReportError, failing_files, file_of, parse_report
-from benchkit.runner import RunnerSummary, read_summary
+from benchkit.gate.junit import ReportError, failing_files, file_of, parse_report
+from benchkit.gate.summary import RunnerSummary, read_summary
 
 FIXTURES = Path(__file__).parent / "fixtures" / "junit"
 

@@ -11,17 +11,12 @@ import polars as pl
 import pytest
 
 import benchkit
-from benchkit.arms import ArmContext, ArmOutcome
-from benchkit.pilot import execute_plan, plan
-from benchkit.records import PilotSpec
-from benchkit.workspace import (
-    add_worktree,
-    cache_dir,
-    diff,
-    git_env,
-    remove_worktree,
-    snapshot,
-)
+from benchkit.arms.protocol import ArmContext, ArmOutcome
+from benchkit.run.pilot import execute_plan
+from benchkit.run.plan import plan
+from benchkit.store.records import PilotSpec
+from benchkit.workspace.cache import cache_dir
+from benchkit.workspace.git import add_worktree, diff, git_env, remove_worktree, snapshot
 from tests.conftest import TinyRepo, sh_git
 
 

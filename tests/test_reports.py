@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.failures import classify
-from benchkit.reports import NO_REPORT, ArmReport, read_claude_code, read_jsonpath, read_report
-from benchkit.spec import ClaudeCodeReport, JsonPathReport, NoReport, load_arm
+from benchkit.arms.failures import classify
+from benchkit.arms.reports import read_claude_code, read_jsonpath, read_report
+from benchkit.bench.arm_file import ClaudeCodeReport, JsonPathReport, NoReport, load_arm
+from benchkit.store.records import NO_REPORT, ArmReport
 from tests.conftest import ROOT
 
 SAMPLES = Path(__file__).parent / "fixtures" / "reports"
@@ -55,7 +56,7 @@ def test_claude_code_without_a_result_has_no_cost(text: str) -> None:
 
 
 def test_jsonpath_reads_a_tools_own_report() -> None:
-    arm = load_arm(ROOT / "data" / "arms" / "upgrader-tarball.toml")
+    arm = load_arm(ROOT / "benchkit" / "bundled" / "arms" / "upgrader-tarball.toml")
     spec = arm.file.report
     assert isinstance(spec, JsonPathReport)
     report = read_jsonpath(_sample("upgrader-report.json"), spec)

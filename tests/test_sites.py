@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchkit.sites import DiffError, Hunk, human_sites, normalize, parse_diff, score
+from benchkit.bench.sites import DiffError, Hunk, human_sites, normalize, parse_diff, score
 
 BASE = {
     "app.py": [f"line {n}\n" for n in range(1, 21)],

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.benches import find_bench
-from benchkit.spec import BenchError, load_bench
+from benchkit.bench.bench_file import load_bench
+from benchkit.bench.find import find_bench
+from benchkit.errors import BenchError
 from tests.conftest import DEMO, TinyRepo
 
 GOOD = """\

@@ -15,8 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import benchkit
-from benchkit.records import RUN_COLUMNS, SCHEMA_VERSION, TABLES, table_schema
-from benchkit.store import StoreWarning, read_table, update_run
+from benchkit.store.parquet import StoreWarning, read_table, update_run
+from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, TABLES, table_schema
 from tests.conftest import TinyRepo
 
 

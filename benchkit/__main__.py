@@ -1,0 +1,6 @@
+"""`python -m benchkit`: the same as the `benchkit` command."""
+
+from benchkit.cli import main
+
+if __name__ == "__main__":
+    main()

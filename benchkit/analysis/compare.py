@@ -1,0 +1,313 @@
+"""Comparing arms and executors over many runs, with honest intervals.
+
+- `compare`: per group (say arm and executor), the number of runs, the mean of each
+  metric and its 95% bootstrap interval; a group of fewer than `stats.FEW` runs is
+  flagged, and one of fewer than 2 has no interval at all.
+- `paired`: two arms over the units they share (bench and trial): a paired
+  bootstrap on the metric's differences and an exact sign test on pass/fail, which
+  says "inconclusive" when there are too few pairs to reach p < 0.05 at all.
+- `flips`: the benches whose verdict differs between two arms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from benchkit.analysis.markdown import NONE, markdown_table
+from benchkit.analysis.stats import ALPHA, FEW, bootstrap_mean, pairs_needed, sign_test
+from benchkit.errors import UsageError
+from benchkit.store.query import RunsLike, runs_frame
+
+CHECKS = ("install", "typecheck", "lint", "test", "build")
+
+
+def _ok(column: str) -> pl.Expr:
+    return (pl.col(column) == "ok").cast(pl.Float64)
+
+
+def passed() -> pl.Expr:
+    """A run passes when it finished and its tests passed the gate (flaky included);
+    a run without a gate verdict passes when it finished."""
+    gate = pl.col("test_verdict")
+    return (
+        (pl.col("status") == "ok") & (gate.is_null() | gate.is_in(["pass", "flaky-pass"]))
+    ).cast(pl.Float64)
+
+
+def metric_exprs(columns: Sequence[str]) -> dict[str, pl.Expr]:
+    """Every metric the runs' columns allow, by name."""
+    total = pl.col("sites_total").cast(pl.Float64)
+    found: dict[str, pl.Expr] = {
+        "coverage": pl.when(total > 0).then(pl.col("sites_covered") / total),
+        "matched": pl.when(total > 0).then(pl.col("sites_matched") / total),
+        "unrelated": pl.col("sites_unrelated").cast(pl.Float64),
+        "cost": pl.col("cost_usd").cast(pl.Float64),
+        "wall": pl.col("wall_s").cast(pl.Float64),
+        "pass": passed(),
+        "flaky": pl.when(pl.col("test_verdict").is_not_null()).then(
+            (pl.col("test_verdict") == "flaky-pass").cast(pl.Float64)
+        ),
+    }
+    for check in CHECKS:
+        if f"{check}_status" in columns:
+            found[f"{check}_ok"] = pl.when(pl.col(f"{check}_status").is_not_null()).then(
+                _ok(f"{check}_status")
+            )
+    return found
+
+
+RATES = {"pass", "flaky", *(f"{c}_ok" for c in CHECKS)}
+DEFAULT_METRICS = (
+    "coverage",
+    "matched",
+    "unrelated",
+    "cost",
+    "wall",
+    "pass",
+    "flaky",
+    *(f"{c}_ok" for c in CHECKS),
+)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """`compare`'s answer: one row per group; renders as markdown in a notebook."""
+
+    frame: pl.DataFrame
+    by: tuple[str, ...]
+    metrics: tuple[str, ...]
+
+    def to_markdown(self) -> str:
+        return comparison_table(self)
+
+    def _repr_markdown_(self) -> str:
+        return self.to_markdown()
+
+    def __str__(self) -> str:
+        return self.to_markdown()
+
+
+def _group_keys(by: str | Sequence[str], columns: Sequence[str]) -> tuple[str, ...]:
+    keys = (by,) if isinstance(by, str) else tuple(by)
+    unknown = [k for k in keys if k not in columns]
+    if unknown or not keys:
+        raise UsageError(
+            "by",
+            "",
+            f"no column {unknown[0]!r} in the runs to group by"
+            if unknown
+            else "give at least one column to group by",
+        )
+    return keys
+
+
+def compare(
+    runs: RunsLike,
+    by: str | Sequence[str] = "arm",
+    metrics: Sequence[str] | None = None,
+    *,
+    seed: int = 0,
+) -> Comparison:
+    """Per group: runs, the mean of each metric and its 95% bootstrap interval. The
+    runs as `bk.runs()` or `bk.pilot()` gave them."""
+    lazy = runs_frame(runs)
+    columns = lazy.collect_schema().names()
+    keys = _group_keys(by, columns)
+    available = metric_exprs(columns)
+    wanted = tuple(m for m in (metrics or DEFAULT_METRICS) if m in available)
+    unknown = [m for m in (metrics or ()) if m not in available]
+    if unknown:
+        raise UsageError("metrics", "", f"no metric {unknown[0]!r} (known: {', '.join(available)})")
+    grouped = (
+        lazy.select(*[pl.col(k) for k in keys], *[available[m].alias(m) for m in wanted])
+        .group_by(keys, maintain_order=True)
+        .agg(
+            pl.len().alias("runs"),
+            *[pl.col(m).mean().alias(f"{m}_mean") for m in wanted],
+            *[pl.col(m).drop_nulls().alias(f"{m}_values") for m in wanted],
+        )
+        .sort(keys)
+        .collect()
+    )
+    rows = []
+    for group in grouped.iter_rows(named=True):
+        row = {k: group[k] for k in keys}
+        row["runs"] = group["runs"]
+        row["few_runs"] = group["runs"] < FEW
+        for m in wanted:
+            values = np.asarray(group[f"{m}_values"], dtype=float)
+            interval = bootstrap_mean(values, seed=seed)
+            row[f"{m}_mean"] = group[f"{m}_mean"]
+            row[f"{m}_n"] = len(values)
+            row[f"{m}_low"] = interval[0] if interval else None
+            row[f"{m}_high"] = interval[1] if interval else None
+        rows.append(row)
+    frame = pl.DataFrame(rows) if rows else pl.DataFrame({k: [] for k in (*keys, "runs")})
+    return Comparison(frame=frame, by=keys, metrics=wanted)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Paired:
+    """Two arms over the units (bench, trial) both ran."""
+
+    a: str
+    b: str
+    metric: str
+    pairs: int
+    mean_difference: float | None  # a - b
+    low: float | None
+    high: float | None
+    wins: int  # units where a passed and b did not
+    losses: int  # units where b passed and a did not
+    p_value: float
+    needed: int  # the fewest pairs that can reach significance
+    verdict: str
+
+    def _repr_markdown_(self) -> str:
+        return paired_table(self)
+
+
+def _pair_units(
+    runs: pl.LazyFrame, column: str, a: str, b: str, metric: pl.Expr, on: Sequence[str]
+) -> pl.DataFrame:
+    _group_keys([column, *on], runs.collect_schema().names())
+    per_unit = (
+        runs.filter(pl.col(column).is_in([a, b]))
+        .group_by([*on, column])
+        .agg(metric.mean().alias("value"), passed().mean().alias("pass"))
+        .collect()
+    )
+    left = per_unit.filter(pl.col(column) == a).drop(column)
+    right = per_unit.filter(pl.col(column) == b).drop(column)
+    return left.join(right, on=list(on), suffix="_b").sort(list(on))
+
+
+def paired(
+    runs: RunsLike,
+    a: str,
+    b: str,
+    *,
+    metric: str = "coverage",
+    column: str = "arm",
+    on: Sequence[str] = ("bench", "trial"),
+    seed: int = 0,
+) -> Paired:
+    """Arm `a` against arm `b` over the (bench, trial) units they share."""
+    lazy = runs_frame(runs)
+    known = metric_exprs(lazy.collect_schema().names())
+    if metric not in known:
+        raise UsageError("metric", "", f"no metric {metric!r} (known: {', '.join(known)})")
+    units = _pair_units(lazy, column, a, b, known[metric], on)
+    diffs = (units["value"] - units["value_b"]).drop_nulls().to_numpy()
+    wins = int(((units["pass"] >= 0.5) & (units["pass_b"] < 0.5)).sum())
+    losses = int(((units["pass_b"] >= 0.5) & (units["pass"] < 0.5)).sum())
+    needed = pairs_needed()
+    interval = bootstrap_mean(diffs, seed=seed)
+    p_value = sign_test(wins, losses)
+    if len(units) < needed:
+        verdict = (
+            f"inconclusive: {len(units)} pairs cannot reach p < {ALPHA:g} at all; "
+            f"at least {needed} are needed"
+        )
+    elif interval is not None and interval[0] > 0:
+        verdict = f"{a} higher on {metric}"
+    elif interval is not None and interval[1] < 0:
+        verdict = f"{b} higher on {metric}"
+    else:
+        verdict = f"no difference shown on {metric}"
+    if len(units) >= needed and wins + losses < needed:
+        verdict += (
+            f"; pass/fail inconclusive: {wins + losses} pairs differ, at least {needed} are needed"
+        )
+    elif wins + losses >= needed:
+        verdict += f"; pass/fail sign test p = {p_value:.3g}"
+    return Paired(
+        a=a,
+        b=b,
+        metric=metric,
+        pairs=len(units),
+        mean_difference=float(diffs.mean()) if len(diffs) else None,
+        low=interval[0] if interval else None,
+        high=interval[1] if interval else None,
+        wins=wins,
+        losses=losses,
+        p_value=p_value,
+        needed=needed,
+        verdict=verdict,
+    )
+
+
+def flips(
+    runs: RunsLike, a: str, b: str, *, column: str = "arm", on: Sequence[str] = ("bench",)
+) -> pl.DataFrame:
+    """The units (benches, by default) whose verdict differs between arms a and b:
+    a unit passes for an arm when most of that arm's runs on it pass."""
+    units = _pair_units(runs_frame(runs), column, a, b, passed(), on)
+    return (
+        units.with_columns(
+            pl.when(pl.col("pass") >= 0.5).then(pl.lit("pass")).otherwise(pl.lit("fail")).alias(a),
+            pl.when(pl.col("pass_b") >= 0.5)
+            .then(pl.lit("pass"))
+            .otherwise(pl.lit("fail"))
+            .alias(b),
+        )
+        .filter(pl.col(a) != pl.col(b))
+        .select(*on, a, b)
+    )
+
+
+def _format(value: float, rate: bool) -> str:
+    return f"{value:.0%}" if rate else f"{value:.3g}"
+
+
+def _interval(mean: float | None, low: float | None, high: float | None, rate: bool) -> str:
+    if mean is None:
+        return NONE
+    if low is None or high is None:
+        return _format(mean, rate)
+    return f"{_format(mean, rate)} [{_format(low, rate)}, {_format(high, rate)}]"
+
+
+def comparison_table(comparison: Comparison) -> str:
+    """`compare`'s groups with each metric's mean and 95% interval."""
+    frame = comparison.frame
+    header = [*comparison.by, "runs", *comparison.metrics]
+    body = []
+    for row in frame.iter_rows(named=True):
+        runs = f"{row['runs']}" + (" (few)" if row.get("few_runs") else "")
+        body.append(
+            [
+                *[row[k] for k in comparison.by],
+                runs,
+                *[
+                    _interval(
+                        row.get(f"{m}_mean"), row.get(f"{m}_low"), row.get(f"{m}_high"), m in RATES
+                    )
+                    for m in comparison.metrics
+                ],
+            ]
+        )
+    note = (
+        "\n\nMeans with 95% bootstrap intervals. (few): fewer than 5 runs; "
+        "the interval rests on very little."
+    )
+    return markdown_table(header, body) + note
+
+
+def paired_table(result: Paired) -> str:
+    rows: list[list[object]] = [
+        ["pairs (bench, trial)", result.pairs],
+        [
+            f"mean {result.metric}, {result.a} - {result.b}",
+            _interval(result.mean_difference, result.low, result.high, rate=False),
+        ],
+        [f"{result.a} passes, {result.b} fails", result.wins],
+        [f"{result.b} passes, {result.a} fails", result.losses],
+        ["sign test p", f"{result.p_value:.3g}"],
+        ["verdict", result.verdict],
+    ]
+    return markdown_table(["", "value"], rows)

@@ -1,0 +1,53 @@
+"""Evidence for a pull request: the pilot table of some runs, by id or as given."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import polars as pl
+
+from benchkit.analysis.markdown import Markdown
+from benchkit.analysis.pilot_table import pilot_table
+from benchkit.errors import StoreError
+from benchkit.store.query import runs as stored_runs
+from benchkit.store.query import runs_frame
+from benchkit.store.records import Run
+
+
+def pick_runs(runs: pl.DataFrame, run_ids: Sequence[str]) -> pl.DataFrame:
+    """The runs with these ids, in this order; an id may be a unique prefix."""
+    chosen = []
+    for wanted in run_ids:
+        found = runs.filter(pl.col("run_id").str.starts_with(wanted))
+        if found.height != 1:
+            what = "no run" if found.height == 0 else f"{found.height} runs"
+            verb = "has" if found.height == 0 else "have"
+            raise StoreError("", "", f"{what} in the store {verb} an id starting {wanted!r}")
+        chosen.append(found)
+    return pl.concat(chosen, how="diagonal_relaxed") if chosen else runs.clear()
+
+
+def evidence(
+    runs: Sequence[str] | Sequence[Run] | pl.DataFrame,
+    *,
+    labels: Sequence[str] | Mapping[str, str] | None = None,
+    store: Path | str | None = None,
+) -> Markdown:
+    """The pilot table for a PR body: one row per run (run ids or their unique
+    prefixes, read from the store; or the runs as `bk.pilot` or `bk.runs` gave them),
+    labelled with `labels` (a list, or a mapping of run id to label; default: the arm)."""
+    if isinstance(runs, pl.DataFrame):
+        frame = runs
+    elif all(isinstance(r, str) for r in runs):
+        frame = pick_runs(stored_runs(store), [str(r) for r in runs])
+    else:
+        frame = runs_frame([r for r in runs if isinstance(r, Run)]).collect()
+    rows = frame.to_dicts()
+    if labels is None:
+        names = [str(r["arm"]) for r in rows]
+    elif isinstance(labels, Mapping):
+        names = [labels.get(str(r["run_id"]), str(r["arm"])) for r in rows]
+    else:
+        names = list(labels)
+    return pilot_table(rows, names)

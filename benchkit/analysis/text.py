@@ -1,0 +1,145 @@
+"""Plain-text lines and tables of runs, for the terminal. Pure: rows in, text out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+CHECK_MARK = {"ok": "ok", "fail": "FAIL", "timeout": "TIME", "missing": "miss", None: "-"}
+CONVENTIONAL_CHECKS = ("install", "typecheck", "lint", "test", "build")
+NOT_CHECKS = {"ci_status"}  # CI's verdict, not a check of the bench
+
+
+def check_names(row: Mapping[str, Any]) -> list[str]:
+    names = [
+        k.removesuffix("_status") for k in row if k.endswith("_status") and k not in NOT_CHECKS
+    ]
+    ordered = [c for c in CONVENTIONAL_CHECKS if c in names]
+    return ordered + sorted(set(names) - set(ordered))
+
+
+def _check_cell(row: Mapping[str, Any], check: str) -> str:
+    status = row.get(f"{check}_status")
+    count = row.get(f"{check}_count")
+    mark = CHECK_MARK.get(status, str(status))
+    return f"{mark}({count})" if count and status is not None else mark
+
+
+def _cost(value: float | None) -> str:
+    return "-" if value is None else f"${value:.4f}"
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    checks: list[str] = []
+    for row in rows:
+        checks += [c for c in check_names(row) if c not in checks]
+    return [
+        "run_id",
+        "arm",
+        "trial",
+        "status",
+        *checks,
+        "gate",
+        "cost",
+        "covered",
+        "matched",
+        "unrelated",
+        "recall",
+        "precision",
+        "wall_s",
+    ]
+
+
+def cells(row: Mapping[str, Any], header: Sequence[str]) -> list[str]:
+    fixed = {
+        "run_id": str(row.get("run_id", "")),
+        "arm": str(row.get("arm", "")),
+        "trial": str(row.get("trial", "")),
+        "status": str(row.get("status", ""))
+        + (f" ({row['failure_kind']})" if row.get("failure_kind") else ""),
+        "gate": str(row.get("test_verdict") or "-"),
+        "cost": _cost(row.get("cost_usd")),
+        "covered": f"{row.get('sites_covered')}/{row.get('sites_total')}",
+        "matched": f"{row.get('sites_matched')}/{row.get('sites_total')}",
+        "unrelated": str(row.get("sites_unrelated")),
+        "recall": _ratio(row.get("files_recall")),
+        "precision": _ratio(row.get("files_precision")),
+        "wall_s": f"{row.get('wall_s') or 0:.1f}",
+    }
+    return [fixed[h] if h in fixed else _check_cell(row, h) for h in header]
+
+
+def table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """An aligned text table, one line per run; checks read `status(count)`."""
+    header = columns(rows)
+    body = [cells(row, header) for row in rows]
+    widths = [
+        max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)
+    ]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def line(row: Mapping[str, Any]) -> str:
+    """One run on one line: status, checks, covered/total, unrelated, wall."""
+    checks = " ".join(f"{c}={_check_cell(row, c)}" for c in check_names(row))
+    status = cells(row, ["status"])[0]
+    gate = f"gate={row['test_verdict']}  " if row.get("test_verdict") else ""
+    if row.get("cost_usd") is not None:
+        gate += f"cost {_cost(row['cost_usd'])}  "
+    return (
+        f"{row.get('arm')} #{row.get('trial')}: {status}  {checks}  {gate}"
+        f"covered {row.get('sites_covered')}/{row.get('sites_total')}  "
+        f"matched {row.get('sites_matched')}  unrelated {row.get('sites_unrelated')}  "
+        f"wall {row.get('wall_s') or 0:.1f}s"
+    )
+
+
+def _files(label: str, files: Sequence[str] | None) -> str | None:
+    return f"{label} {', '.join(files)}" if files else None
+
+
+def test_findings(row: Mapping[str, Any]) -> str:
+    """What the gate found in one run: preexisting, flaky, regression and missing files."""
+    reruns = {r["file"]: r for r in row.get("rerun_stats") or []}
+    flaky = [
+        f"{f} (passed {reruns[f]['passes']} of {reruns[f]['attempts']} alone)" if f in reruns else f
+        for f in row.get("flaky_files") or []
+    ]
+    failures = [
+        f"{x['test']}"
+        for x in row.get("first_failures") or []
+        if x["file"] in (row.get("regression_files") or [])
+    ]
+    regression = _files("regression", row.get("regression_files"))
+    if regression and failures:
+        regression += f" ({', '.join(failures)})"
+    parts = [
+        _files("preexisting", row.get("preexisting_files")),
+        _files("flaky", flaky),
+        regression,
+        _files("missing", row.get("missing_files")),
+    ]
+    found = "; ".join(p for p in parts if p)
+    reasons = row.get("test_reasons")
+    if reasons and not row.get("regression_files"):
+        found = f"{found}; {reasons}" if found else str(reasons)
+    return found or "no failing test"
+
+
+def tests_block(rows: Sequence[Mapping[str, Any]]) -> str:
+    """One line per run with a gate verdict: what failed, and whether it was charged."""
+    judged = [r for r in rows if r.get("test_verdict")]
+    if not judged:
+        return ""
+    width = max(len(str(r.get("arm"))) + len(str(r.get("trial"))) + 2 for r in judged)
+    lines = ["tests, by the gate:"]
+    for r in judged:
+        name = f"{r.get('arm')} #{r.get('trial')}"
+        lines.append(f"  {name:<{width}}  {r['test_verdict']:<10}  {test_findings(r)}")
+    return "\n".join(lines)

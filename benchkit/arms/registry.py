@@ -1,0 +1,63 @@
+"""The arm registry: what an `--arm` value names.
+
+An explicit table of the built-in arms (`noop`, `human`, `replay:<name or path>`,
+`simulated-agent`); any other value is an arm file, by bundled name or by path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from benchkit.arms.builtin import Human, Noop, replay
+from benchkit.arms.command import command_arm
+from benchkit.arms.protocol import Arm
+from benchkit.arms.simulated import SimulatedAgent
+from benchkit.bench.arm_file import load_arm
+from benchkit.bench.bench_file import Bench
+from benchkit.bench.find import arm_files, find_arm_file
+from benchkit.errors import ArmError
+from benchkit.store.records import PilotSpec
+
+Factory = Callable[[Bench, str], Arm]
+
+BUILTIN: dict[str, tuple[Factory, str]] = {
+    "noop": (lambda bench, _: Noop(), "nothing: the base as it is"),
+    "human": (lambda bench, _: Human(), "applies the human reference (the oracle)"),
+    "replay": (replay, "applies a recorded patch: replay:NAME (from the bench) or replay:PATH"),
+    "simulated-agent": (
+        lambda bench, _: SimulatedAgent(),
+        "SIMULATED data for demos: makes each human change by chance",
+    ),
+}
+
+
+def resolve_arm(bench: Bench, spec: PilotSpec) -> Arm:
+    """The arm an `--arm` value names: `noop`, `human`, `replay:<name or path>`,
+    `simulated-agent`, an arm file by bundled name, or an arm file's path."""
+    kind, _, argument = spec.arm.partition(":")
+    if kind in BUILTIN:
+        if kind == "replay" and not argument:
+            raise ArmError(spec.arm, "", "replay needs a patch: replay:<name or path>")
+        factory, _ = BUILTIN[kind]
+        return factory(bench, argument)
+    path = find_arm_file(spec.arm)
+    if path is None:
+        files = [p.stem for p in arm_files()]
+        raise ArmError(
+            spec.arm,
+            "",
+            f"no such arm (built in: {', '.join(sorted(BUILTIN))}; "
+            f"arm files: {', '.join(files) or 'none'}; or the path of an arm.toml)",
+        )
+    return command_arm(spec.arm, path, bench, spec)
+
+
+def list_arms() -> dict[str, str]:
+    """The built-in arms and the bundled arm files, each with what it is."""
+    found = {
+        ("replay:NAME|PATH" if name == "replay" else name): what
+        for name, (_, what) in BUILTIN.items()
+    }
+    for path in arm_files():
+        found[path.stem] = load_arm(path).file.description or str(path)
+    return found

@@ -1,0 +1,135 @@
+"""Arm files (`arm.toml`): a tool run as a command, validated with pydantic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from benchkit.bench.files import NAME, Strict, validated
+from benchkit.errors import ArmError
+
+
+class ClaudeCodeReport(Strict):
+    """The result message of `claude -p --output-format json` or `stream-json`, read
+    from the arm's stdout, or from a file in the worktree."""
+
+    adapter: Literal["claude-code"]
+    file: str | None = None
+
+
+class JsonPathReport(Strict):
+    """A JSON report file the tool writes, and the JSONPath of each figure in it.
+
+    A count (`sessions`, `sessions_accepted`, `sessions_rejected`) is the number at
+    its path, or how many things the path finds: `$.sessions[?(@.status == 'accepted')]`.
+    """
+
+    adapter: Literal["jsonpath"]
+    file: str
+    cost: str | None = None
+    sessions: str | None = None
+    sessions_accepted: str | None = None
+    sessions_rejected: str | None = None
+    feedback_rounds: str | None = None
+    flaky_files: str | None = None
+    over_budget: str | None = None
+    error: str | None = None  # a message or code saying why the tool stopped
+    session_list: str | None = None  # one item per session:
+    session_id: str = "id"  # ... and the keys read in each item
+    session_status: str = "status"
+    session_cost: str = "cost_usd"
+    session_turns: str = "turns"
+    session_duration: str = "duration_s"
+
+    @model_validator(mode="after")
+    def _paths_parse(self) -> JsonPathReport:
+        from jsonpath_ng.ext.parser import parse  # a heavy import, only for this adapter
+
+        for name in (
+            "cost",
+            "sessions",
+            "sessions_accepted",
+            "sessions_rejected",
+            "feedback_rounds",
+            "flaky_files",
+            "over_budget",
+            "error",
+            "session_list",
+        ):
+            path = getattr(self, name)
+            if path is not None:
+                try:
+                    parse(path)
+                except Exception as exc:
+                    raise ValueError(f"{name}: not a JSONPath: {path!r} ({exc})") from None
+        return self
+
+
+class NoReport(Strict):
+    adapter: Literal["none"]
+
+
+Report = Annotated[ClaudeCodeReport | JsonPathReport | NoReport, Field(discriminator="adapter")]
+
+
+class Executor(Strict):
+    """What one executor adds: arguments after the command, and environment."""
+
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+class ArmEnv(Strict):
+    """What the arm's environment holds besides PATH, HOME and the locale."""
+
+    allow: list[str] = Field(default_factory=list)  # passed through from benchkit's
+    secret: list[str] = Field(default_factory=list)  # passed through, values redacted
+    set: dict[str, str] = Field(default_factory=dict)
+
+
+class ArmFile(Strict):
+    """An `arm.toml`: a tool run as a command in the pilot's worktree.
+
+    `{instruction}`, `{model}`, `{max_cost}`, `{executor}`, `{worktree}`, `{home}`,
+    `{arm_dir}`, `{bench}` and every name of `[vars]` are replaced in `setup` and
+    `command`: as whole arguments in a list, shell-quoted in a string.
+    """
+
+    name: Annotated[str, Field(pattern=NAME)]
+    description: str = ""
+    model: str = ""  # used when the pilot names none
+    setup: list[str | list[str]] = Field(default_factory=list)
+    command: str | list[str]
+    timeout: Annotated[float, Field(gt=0)] = 1800.0
+    grace: Annotated[float, Field(ge=0)] = 10.0
+    vars: dict[str, str] = Field(default_factory=dict)
+    env: ArmEnv = Field(default_factory=ArmEnv)
+    executors: dict[str, Executor] = Field(default_factory=dict)
+    default_executor: str | None = None  # else the first of `executors`
+    report: Report = Field(default_factory=lambda: NoReport(adapter="none"))
+
+    @model_validator(mode="after")
+    def _default_executor_declared(self) -> ArmFile:
+        if self.default_executor is not None and self.default_executor not in self.executors:
+            raise ValueError(f"default_executor {self.default_executor!r} is not in executors")
+        return self
+
+
+class ArmDefinition(BaseModel):
+    """A loaded arm file and the folder it came from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    file: ArmFile
+    path: Path
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+
+def load_arm(path: Path) -> ArmDefinition:
+    """Read and validate an arm file, or raise `ArmError` naming the file and field."""
+    return ArmDefinition(file=validated(ArmFile, path, ArmError), path=path.resolve())

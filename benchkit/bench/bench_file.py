@@ -1,0 +1,161 @@
+"""Bench files (`bench.toml`): their format, validated with pydantic.
+
+A bad file is reported as one line naming the file and the field:
+`demo/bench.toml: checks.2.timeout: Input should be a valid number`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from benchkit.bench.files import NAME, Strict, validated
+from benchkit.errors import BenchError
+
+
+class Count(Strict):
+    """How to read a check's count: `"junit"` (failed and errored cases of the test
+    report), or `{ regex = '...' }` (the first group of the last match in the output)."""
+
+    regex: str | None = None
+    junit: bool = False
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            pattern = re.compile(value, re.MULTILINE)
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {exc}") from exc
+        if pattern.groups < 1:
+            raise ValueError("needs one group that captures the number")
+        return value
+
+    @model_validator(mode="after")
+    def _one(self) -> Count:
+        if (self.regex is None) == (not self.junit):
+            raise ValueError("give one of \"junit\" or { regex = '...' }")
+        return self
+
+
+class Check(Strict):
+    """A named command run on a tree, with the worktree as working directory.
+
+    A string command runs under `/bin/sh -c`; a list runs as it is. `{report}` and
+    `{worktree}` are replaced (shell-quoted) before it runs.
+    """
+
+    name: Annotated[str, Field(pattern=NAME)]
+    command: str | list[str]
+    timeout: Annotated[float, Field(gt=0)] = 300.0
+    count: Count | None = None
+
+    @field_validator("count", mode="before")
+    @classmethod
+    def _junit_shorthand(cls, value: object) -> object:
+        return {"junit": True} if value == "junit" else value
+
+
+class Repo(Strict):
+    """Where the repository comes from: exactly one of `tree` or `git`."""
+
+    tree: str | None = None  # folder with the base tree, next to bench.toml
+    git: str | None = None  # local repository path or git URL
+    base: str | None = None  # base ref; required with `git`
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Repo:
+        if (self.tree is None) == (self.git is None):
+            raise ValueError("give exactly one of 'tree' (a folder) or 'git' (a repository)")
+        if self.git is not None and not self.base:
+            raise ValueError("'base' (the base ref) is required with 'git'")
+        if self.tree is not None and self.base:
+            raise ValueError("'base' goes with 'git'; a 'tree' is its own base")
+        return self
+
+
+class Human(Strict):
+    """The human reference: a ref in the repository, or a patch file next to bench.toml."""
+
+    ref: str | None = None
+    patch: str | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> Human:
+        if (self.ref is None) == (self.patch is None):
+            raise ValueError("give exactly one of 'ref' or 'patch'")
+        return self
+
+
+class Tests(Strict):
+    """The test runner: the check that runs all tests, its JUnit report, and how to
+    run given files alone (`{files}` and `{report}` are replaced)."""
+
+    check: str = "test"
+    report: str
+    alone: str | list[str]
+
+
+class Sites(Strict):
+    exclude: list[str] = Field(default_factory=list)
+
+
+class BenchFile(Strict):
+    name: Annotated[str, Field(pattern=NAME)]
+    description: str = ""
+    instruction: Annotated[str, Field(min_length=1)]
+    repo: Repo
+    human: Human
+    checks: list[Check] = Field(default_factory=list)
+    tests: Tests | None = None
+    sites: Sites = Field(default_factory=Sites)
+    env: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> BenchFile:
+        names = [c.name for c in self.checks]
+        if len(set(names)) != len(names):
+            raise ValueError("check names must be unique")
+        if self.tests is not None and self.tests.check not in names:
+            raise ValueError(f"tests.check names no check: {self.tests.check!r}")
+        if self.repo.tree is not None and self.human.patch is None:
+            raise ValueError("a 'tree' source needs its human reference as a 'patch'")
+        return self
+
+
+class Bench(BaseModel):
+    """A loaded bench: the validated file and the folder it came from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    file: BenchFile
+    path: Path  # the bench.toml
+
+    @property
+    def name(self) -> str:
+        return self.file.name
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    def resolve(self, relative: str) -> Path:
+        return (self.folder / relative).resolve()
+
+
+def load_bench(path: Path) -> Bench:
+    """Read and validate a bench file, or raise `BenchError`."""
+    file = validated(BenchFile, path, BenchError)
+    bench = Bench(file=file, path=path.resolve())
+    for field, relative in (
+        ("repo.tree", file.repo.tree),
+        ("human.patch", file.human.patch),
+    ):
+        if relative is not None and not bench.resolve(relative).exists():
+            raise BenchError(path, field, f"no such file or folder: {relative}")
+    return bench

@@ -1,0 +1,59 @@
+"""Reading the TOML files a user writes, validated by pydantic models.
+
+A bad file is one line naming the file and the field, raised as the error the caller
+names: `demo/bench.toml: checks.2.timeout: Input should be a valid number`.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from benchkit.errors import BenchkitError
+
+NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+FileModel = TypeVar("FileModel", bound=BaseModel)
+
+
+class Strict(BaseModel):
+    """A file's model: unknown keys are errors, values cannot change."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _field(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "(file)"
+
+
+def _one_line(exc: ValidationError) -> tuple[str, str]:
+    errors = exc.errors()
+    first = errors[0]
+    message = first["msg"].removeprefix("Value error, ")
+    if first["type"] == "extra_forbidden":
+        message = "unknown key"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return _field(tuple(first["loc"])), message + more
+
+
+def _read_toml(path: Path, error: type[BenchkitError]) -> dict[str, object]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise error(path, "", "no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(path, "", f"cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise error(path, "", f"not valid TOML: {exc}") from None
+
+
+def validated(model: type[FileModel], path: Path, error: type[BenchkitError]) -> FileModel:
+    """A TOML file read and validated, or `error` naming the file and the field."""
+    raw = _read_toml(path, error)
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        field, message = _one_line(exc)
+        raise error(path, field, message) from None

@@ -1,0 +1,46 @@
+"""The error family of a user's mistakes.
+
+Every `BenchkitError` is bad input: a bench or arm file, a ref, a store, a file to
+import, a value given on the command line or to the API. Each says what is wrong in
+one line naming the file (or the option) and the field, and the CLI turns every one
+of them into that line and exit status 2, in one place. Any other exception is
+benchkit's own fault and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class BenchkitError(Exception):
+    """Bad input: `<file>: <field>: <message>`, the parts that are known."""
+
+    def __init__(self, file: Path | str, field: str, message: str) -> None:
+        self.file = str(file)
+        self.field = field
+        self.message = message
+        super().__init__(": ".join(part for part in (self.file, field, message) if part))
+
+
+class BenchError(BenchkitError):
+    """A bench file that does not validate, or a bench whose repository or refs fail."""
+
+
+class ArmError(BenchkitError):
+    """An arm that names nothing, an arm file that does not validate, a missing value."""
+
+
+class RefError(BenchkitError):
+    """A repository or a ref given to `ab` or `probe` that names no commit."""
+
+
+class StoreError(BenchkitError):
+    """A store folder that cannot be one, or a run id or table that it does not hold."""
+
+
+class ImportFileError(BenchkitError):
+    """A file of outside records (a CSV) with a bad column or cell."""
+
+
+class UsageError(BenchkitError, ValueError):
+    """A value given on the command line or to the API that benchkit cannot take."""

@@ -1,0 +1,219 @@
+"""The gate: test results at base and after the arm, turned into a verdict.
+
+Pure functions over test records. The rules:
+
+- A failing file whose failing tests all failed at base too is **preexisting**:
+  listed, not charged. (A file that fails at base and gains a new failing test is
+  judged like any other.)
+- Every other failing file is rerun alone (once, or `K` times): a file that passes
+  at least once alone is **flaky**; one that never does is a **regression** file.
+- A rerun that runs no test is not a pass; a file that cannot be run alone is
+  **missing**, never a pass. Both fail the gate.
+- A failing run that names no test file (a crash, a timeout, a missing report, a
+  collection error outside any file) fails the gate.
+- The report must account for the whole run: when the runner's exit status or its
+  own summary says more failed than the report names, the gate fails with that
+  reason, whatever the reruns showed.
+
+`regressions` counts the tests that passed at base and fail after the arm, in
+regression files (flaky files excluded).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from benchkit.gate.intervals import wilson
+from benchkit.gate.junit import CaseResult, failing_files
+from benchkit.gate.summary import RunnerSummary
+
+Verdict = Literal["pass", "flaky-pass", "fail"]
+Attempt = Literal["pass", "fail", "no-test", "missing"]
+FIRST_FAILURES = 5
+
+
+@dataclass(frozen=True, kw_only=True)
+class TestRun:
+    """One run of a test command as the gate sees it."""
+
+    __test__ = False  # not a pytest class
+
+    cases: tuple[CaseResult, ...] | None  # None: no readable report
+    problem: str | None = None  # why there are no cases
+    exit_code: int | None = 0
+    timed_out: bool = False
+    missing: bool = False  # the command could not start
+    summary: RunnerSummary | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class FirstFailure:
+    file: str | None
+    test: str
+    message: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileReruns:
+    """How one failing file fared when rerun alone."""
+
+    file: str
+    attempts: int
+    passes: int
+    fails: int
+    no_tests: int
+    missing: bool
+
+    @property
+    def fail_rate(self) -> tuple[float, float] | None:
+        """Wilson 95% interval of the failure rate over the reruns that ran tests."""
+        return wilson(self.fails, self.passes + self.fails)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateResult:
+    verdict: Verdict
+    reasons: tuple[str, ...] = ()
+    preexisting_files: tuple[str, ...] = ()
+    flaky_files: tuple[str, ...] = ()
+    regression_files: tuple[str, ...] = ()
+    missing_files: tuple[str, ...] = ()
+    regressions: int = 0
+    first_failures: tuple[FirstFailure, ...] = ()
+    reruns: tuple[FileReruns, ...] = field(default=())
+
+
+def _failing_keys(run: TestRun | None) -> set[tuple[str | None, str]]:
+    if run is None or run.cases is None:
+        return set()
+    return {c.key for c in run.cases if c.failing}
+
+
+def _passing_keys(run: TestRun | None) -> set[tuple[str | None, str]]:
+    if run is None or run.cases is None:
+        return set()
+    return {c.key for c in run.cases if c.outcome == "passed"}
+
+
+def accounting_problems(run: TestRun) -> list[str]:
+    """Why a test run cannot be judged file by file: empty when it can."""
+    if run.missing:
+        return ["the test command could not start"]
+    if run.timed_out:
+        return ["the test run timed out"]
+    if run.cases is None:
+        return [f"no test report: {run.problem or 'unreadable'}"]
+    if not run.cases:
+        return [f"the test run ran no test: {run.problem or 'empty report'}"]
+    failing = [c for c in run.cases if c.failing]
+    problems = []
+    unnamed = [c for c in failing if c.file is None]
+    if unnamed:
+        problems.append(f"{len(unnamed)} failing test(s) name no file, e.g. {unnamed[0].name!r}")
+    if run.exit_code not in (0, None) and not failing:
+        problems.append(f"the runner exited {run.exit_code} but its report names no failure")
+    summary = run.summary
+    if summary is not None:
+        if summary.failed_tests > len(failing):
+            problems.append(
+                f"{summary.runner}'s summary counts {summary.failed_tests} failed, "
+                f"the report names {len(failing)}"
+            )
+        files = len(failing_files(run.cases))
+        if summary.failed_files is not None and summary.failed_files > files:
+            problems.append(
+                f"{summary.runner}'s summary counts {summary.failed_files} failed files, "
+                f"the report names {files}"
+            )
+    return problems
+
+
+def files_to_rerun(base: TestRun | None, after: TestRun) -> list[str]:
+    """The failing files after the arm that are not preexisting, in report order."""
+    if after.cases is None:
+        return []
+    at_base = _failing_keys(base)
+    return [
+        f
+        for f in failing_files(after.cases)
+        if any(c.failing and c.file == f and c.key not in at_base for c in after.cases)
+    ]
+
+
+def judge_attempt(file: str, attempt: TestRun, at_base: set[tuple[str | None, str]]) -> Attempt:
+    """One rerun of one file alone."""
+    if attempt.missing:
+        return "missing"
+    if attempt.timed_out or attempt.cases is None:
+        return "fail"
+    mine = [c for c in attempt.cases if c.file in (file, None)]
+    if not any(c.outcome != "skipped" for c in mine):
+        return "no-test"
+    new = [c for c in attempt.cases if c.failing and c.key not in at_base]
+    if new or (attempt.exit_code not in (0, None) and not any(c.failing for c in mine)):
+        return "fail"
+    return "pass"
+
+
+def judge(
+    base: TestRun | None,
+    after: TestRun,
+    reruns: Mapping[str, Sequence[TestRun]],
+) -> GateResult:
+    """The verdict on one run's tests; `reruns` holds each rerun file's attempts."""
+    reasons = accounting_problems(after)
+    if after.cases is None:
+        return GateResult(verdict="fail", reasons=tuple(reasons))
+    at_base = _failing_keys(base)
+    passed_at_base = _passing_keys(base)
+    new_files = files_to_rerun(base, after)
+    preexisting = [f for f in failing_files(after.cases) if f not in new_files]
+
+    flaky, regression, missing, stats = [], [], [], []
+    for file in new_files:
+        attempts = [judge_attempt(file, a, at_base) for a in reruns.get(file, ())]
+        record = FileReruns(
+            file=file,
+            attempts=len(attempts),
+            passes=attempts.count("pass"),
+            fails=attempts.count("fail"),
+            no_tests=attempts.count("no-test"),
+            missing=not attempts or "missing" in attempts,
+        )
+        stats.append(record)
+        if record.missing:
+            missing.append(file)
+            reasons.append(f"{file} cannot be run alone")
+        elif record.passes:
+            flaky.append(file)
+        elif record.fails:
+            regression.append(file)
+        else:
+            missing.append(file)
+            reasons.append(f"the rerun of {file} ran no test")
+    if regression:
+        reasons.append(f"regression in {', '.join(regression)}")
+
+    charged = [
+        c for c in after.cases if c.failing and c.key not in at_base and c.file not in preexisting
+    ]
+    order = {f: i for i, f in enumerate([*regression, *missing, *flaky])}
+    charged.sort(key=lambda c: order.get(c.file or "", -1))
+    regressions = sum(c.file in regression and c.key in passed_at_base for c in charged)
+    verdict: Verdict = "fail" if reasons else ("flaky-pass" if flaky else "pass")
+    return GateResult(
+        verdict=verdict,
+        reasons=tuple(reasons),
+        preexisting_files=tuple(preexisting),
+        flaky_files=tuple(flaky),
+        regression_files=tuple(regression),
+        missing_files=tuple(missing),
+        regressions=regressions,
+        first_failures=tuple(
+            FirstFailure(file=c.file, test=c.name, message=c.message)
+            for c in charged[:FIRST_FAILURES]
+        ),
+        reruns=tuple(stats),
+    )

@@ -1,0 +1,114 @@
+"""The checks at base, run once per (base sha, checks) and cached in the store.
+
+A baseline depends only on the repository's base commit and on the bench's checks,
+test runner and check environment, so it is kept under a key made of those, in
+`<store>/baselines/`; the next pilot on the same bench reads it instead of running
+the checks again. A baseline in which a check timed out is not cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchkit.bench.bench_file import Bench
+from benchkit.gate.verdict import TestRun
+from benchkit.store.parquet import read_file, write_table
+from benchkit.store.records import CheckResult, TestRecord
+from benchkit.store.rows import check_from_row, check_rows, test_from_row, test_rows
+from benchkit.store.schema import table_schema
+from benchkit.workspace.checks import run_checks
+from benchkit.workspace.git import Repository, add_worktree, remove_worktree
+
+
+@dataclass(frozen=True, kw_only=True)
+class Baseline:
+    key: str
+    checks: tuple[CheckResult, ...]
+    tests: tuple[TestRecord, ...]
+    report_read: bool  # the base test report could be read
+    cached: bool
+
+    def test_run(self) -> TestRun | None:
+        """The base test run as the gate needs it: its cases."""
+        if not self.report_read:
+            return None
+        return TestRun(cases=tuple(t.case for t in self.tests))
+
+
+def baseline_key(bench: Bench, base_sha: str) -> str:
+    f = bench.file
+    recipe = {
+        "base": base_sha,
+        "checks": [c.model_dump() for c in f.checks],
+        "tests": f.tests.model_dump() if f.tests else None,
+        "env": f.env,
+    }
+    return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def _folder(store: Path) -> Path:
+    return store / "baselines"
+
+
+def load(store: Path, key: str) -> Baseline | None:
+    """A cached baseline, or None when there is none (or it cannot be read)."""
+    checks = read_file(_folder(store) / "checks" / f"{key}.parquet")
+    tests = read_file(_folder(store) / "tests" / f"{key}.parquet")
+    if checks is None or tests is None:
+        return None
+    records = tuple(test_from_row(r) for r in tests)
+    results = tuple(check_from_row(r) for r in checks)
+    return Baseline(
+        key=key,
+        checks=results,
+        tests=records,
+        report_read=bool(records),
+        cached=True,
+    )
+
+
+def save(store: Path, baseline: Baseline) -> None:
+    # tests first: the checks file is what makes a baseline visible
+    write_table(
+        _folder(store),
+        "tests",
+        baseline.key,
+        test_rows(baseline.key, baseline.tests),
+        table_schema("tests"),
+    )
+    write_table(
+        _folder(store),
+        "checks",
+        baseline.key,
+        check_rows(baseline.key, baseline.checks),
+        table_schema("checks"),
+    )
+
+
+def establish(bench: Bench, repo: Repository, *, store: Path, worktree: Path) -> Baseline:
+    """The baseline from the cache, or by running the checks in a worktree at base."""
+    key = baseline_key(bench, repo.base_sha)
+    cached = load(store, key)
+    if cached is not None:
+        return cached
+    logs = store / "artifacts" / "baselines" / key
+    add_worktree(repo.mirror, repo.base_sha, worktree)
+    try:
+        runs = run_checks(bench, phase="base", worktree=worktree, logs=logs)
+    finally:
+        remove_worktree(repo.mirror, worktree)
+    test_run = next((r.tests for r in runs if r.tests is not None), None)
+    cases = test_run.cases if test_run is not None and test_run.cases is not None else ()
+    baseline = Baseline(
+        key=key,
+        checks=tuple(r.result for r in runs),
+        tests=tuple(TestRecord(phase="base", attempt=0, case=c) for c in cases),
+        report_read=bool(cases),
+        cached=False,
+    )
+    if all(c.status != "timeout" for c in baseline.checks):
+        save(store, baseline)
+    return baseline

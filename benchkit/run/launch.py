@@ -1,0 +1,101 @@
+"""Launching pilots: a batch of specs, planned together, run one after another.
+
+`pilot` is the API's face of it (`bk.pilot`): it builds the specs of a bench, its
+arms and trials, plans them all (a bad input stops the batch before anything is
+written), then runs each and records it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from benchkit.errors import UsageError
+from benchkit.run.pilot import Stage, execute_plan
+from benchkit.run.plan import plan
+from benchkit.run.recovery import recover
+from benchkit.store.compaction import compact_when_due
+from benchkit.store.parquet import store_path
+from benchkit.store.records import PilotSpec, Run
+
+
+def pilot_specs(
+    bench: str,
+    arms: list[str],
+    *,
+    executor: str = "",
+    model: str = "",
+    max_cost: float | None = None,
+    trials: int = 1,
+    flake_reruns: int = 1,
+    arm_vars: tuple[tuple[str, str], ...] = (),
+    checks: tuple[str, ...] = (),
+) -> list[PilotSpec]:
+    return [
+        PilotSpec(
+            bench=bench,
+            arm=arm,
+            executor=executor,
+            model=model,
+            max_cost=max_cost,
+            trial=trial,
+            flake_reruns=flake_reruns,
+            arm_vars=arm_vars,
+            checks=checks,
+        )
+        for arm in arms
+        for trial in range(1, trials + 1)
+    ]
+
+
+def run_pilots(
+    specs: list[PilotSpec],
+    *,
+    store: Path | str | None = None,
+    keep: bool = False,
+    on_stage: Stage | None = None,
+    on_run: Callable[[Run], None] | None = None,
+) -> list[Run]:
+    """Plan every pilot first (a bad input stops them all before anything is written),
+    then run them one after another."""
+    plans = plan(specs)
+    folder = store_path(store)
+    recover(folder)
+    runs = [execute_plan(p, folder, keep=keep, on_stage=on_stage, on_run=on_run) for p in plans]
+    compact_when_due(folder)
+    return runs
+
+
+def pilot(
+    bench: str | Path = "demo",
+    arm: str | Sequence[str] = "noop",
+    *,
+    executor: str = "",
+    model: str = "",
+    max_cost: float | None = None,
+    trials: int = 1,
+    flake_reruns: int = 1,
+    arm_vars: Sequence[tuple[str, str]] | Mapping[str, str] = (),
+    checks: Sequence[str] = (),
+    store: Path | str | None = None,
+    keep: bool = False,
+    on_stage: Stage | None = None,
+    on_run: Callable[[Run], None] | None = None,
+) -> list[Run]:
+    """Run (bench, arm, executor, model, max_cost, trial) pilots, record each, and
+    return their records (which `bk.compare` and `bk.evidence` take as they are)."""
+    for name, value in (("trials", trials), ("flake_reruns", flake_reruns)):
+        if value < 1:
+            raise UsageError(name, "", f"must be at least 1, not {value}")
+    specs = pilot_specs(
+        str(bench),
+        [arm] if isinstance(arm, str) else list(arm),
+        executor=executor,
+        model=model,
+        max_cost=max_cost,
+        trials=trials,
+        flake_reruns=flake_reruns,
+        arm_vars=tuple(dict(arm_vars).items()),
+        checks=tuple(checks),
+    )
+    return run_pilots(specs, store=store, keep=keep, on_stage=on_stage, on_run=on_run)

@@ -1,0 +1,327 @@
+"""One pilot, stage by stage: prepare, baseline, execute, verify, score, record, cleanup.
+
+Everything that can be wrong with the input (the bench file, the arm, the refs) is
+checked before the first stage, so a bad input writes nothing. From `prepare` on, a
+pilot always produces exactly one run record, whatever the arm does.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+from benchkit.arms.protocol import ArmContext, ArmOutcome, Secretive
+from benchkit.bench.sites import EMPTY_COVERAGE, Coverage, FileChange, parse_diff, score
+from benchkit.gate.verdict import GateResult, TestRun, files_to_rerun, judge
+from benchkit.run.baseline import Baseline, establish
+from benchkit.run.plan import Plan
+from benchkit.store.parquet import write_run, write_run_row
+from benchkit.store.records import (
+    CheckResult,
+    Owner,
+    Run,
+    RunStatus,
+    SiteResult,
+    TestRecord,
+)
+from benchkit.workspace.cache import cache_dir
+from benchkit.workspace.checks import run_alone, run_checks
+from benchkit.workspace.git import (
+    Repository,
+    add_worktree,
+    diff,
+    file_lines,
+    remove_worktree,
+    snapshot,
+)
+from benchkit.workspace.proc import deferred_interrupts, process_start, redact
+
+Stage = Callable[[str, str], None]
+"""Told `(pilot label, stage name)` as each stage begins; the label reads `demo human #1`."""
+
+
+@cache
+def benchkit_version() -> str:
+    """The version of the installed benchkit that runs the pilot."""
+    return metadata.version("benchkit")
+
+
+def new_run_id(now: datetime) -> str:
+    return f"{now:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.phases: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.phases[name] = round(self.phases.get(name, 0.0) + time.perf_counter() - started, 4)
+
+
+@cache
+def _human_change(repo: Repository) -> tuple[FileChange, ...]:
+    """The human reference's diff, parsed once for every pilot on the same commits."""
+    return parse_diff(diff(repo.mirror, repo.base_sha, repo.human_sha))
+
+
+@cache
+def _base_lines(repo: Repository, path: str) -> list[str] | None:
+    return file_lines(repo.mirror, repo.base_sha, path)
+
+
+def _score(p: Plan, tree: str) -> Coverage:
+    repo = p.repository
+    arm = parse_diff(diff(repo.mirror, repo.base_sha, tree))
+    return score(
+        _human_change(repo),
+        arm,
+        exclude=p.bench.file.sites.exclude,
+        base_text=lambda path: _base_lines(repo, path),
+    )
+
+
+def _site_results(coverage: Coverage) -> tuple[SiteResult, ...]:
+    return tuple(
+        SiteResult(
+            site=s.site.index,
+            file=s.site.file,
+            kind=s.site.kind,
+            start=s.site.start,
+            length=s.site.length,
+            covered=s.covered,
+            matched=s.matched,
+        )
+        for s in coverage.sites
+    )
+
+
+NOT_RUN = ArmOutcome(ok=False, failure_kind="other", detail="the arm did not run")
+
+
+@dataclass(kw_only=True)
+class _Pilot:
+    """What a pilot has seen so far; whatever happens, it becomes one run record."""
+
+    plan: Plan
+    run_id: str
+    started_at: datetime
+    artifacts: Path
+    worktree: Path
+    base_tree: Path
+    clock: _Clock
+    tree: str
+    store: Path
+    home: Path
+    owner: Owner
+    status: RunStatus = "failed"
+    outcome: ArmOutcome = NOT_RUN
+    checks: list[CheckResult] = field(default_factory=list)
+    tests: list[TestRecord] = field(default_factory=list)
+    baseline: Baseline | None = None
+    gate: GateResult | None = None
+
+    @property
+    def logs(self) -> Path:
+        return self.artifacts / "logs"
+
+
+def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
+    """prepare, baseline, execute, verify: everything that runs commands."""
+    p, clock = pilot.plan, pilot.clock
+    bench, repo = p.bench, p.repository
+    stage("prepare")
+    with clock.stage("prepare"):
+        add_worktree(repo.mirror, repo.base_sha, pilot.worktree)
+    stage("baseline")
+    with clock.stage("baseline"):
+        pilot.baseline = establish(bench, repo, store=pilot.store, worktree=pilot.base_tree)
+        pilot.checks += pilot.baseline.checks
+        pilot.tests += pilot.baseline.tests
+    stage("execute")
+    with clock.stage("execute"):
+        try:
+            context = ArmContext(
+                bench=bench,
+                repository=repo,
+                spec=p.spec,
+                worktree=pilot.worktree,
+                home=pilot.home,
+                logs=pilot.logs,
+            )
+            pilot.outcome = p.arm.run(context)
+        finally:
+            pilot.tree = snapshot(pilot.worktree)  # at once, before a check can touch the tree
+    outcome = pilot.outcome
+    pilot.status = "ok" if outcome.ok else ("timeout" if outcome.timed_out else "failed")
+    if outcome.ok:
+        stage("verify")
+        with clock.stage("verify"):
+            _verify(pilot, stage)
+
+
+def _verify(pilot: _Pilot, stage: Callable[[str], None]) -> None:
+    """The checks after the arm, then the gate: failing test files rerun alone."""
+    bench = pilot.plan.bench
+    runs = run_checks(bench, phase="after", worktree=pilot.worktree, logs=pilot.logs)
+    pilot.checks += [r.result for r in runs]
+    after = next((r.tests for r in runs if r.tests is not None), None)
+    if after is None:
+        return
+    pilot.tests += [TestRecord(phase="after", attempt=0, case=c) for c in after.cases or ()]
+    base = pilot.baseline.test_run() if pilot.baseline else None
+    reruns: dict[str, list[TestRun]] = {}
+    files = files_to_rerun(base, after)
+    if files:
+        stage("rerun")
+    for file in files:
+        for attempt in range(1, pilot.plan.spec.flake_reruns + 1):
+            rerun = run_alone(
+                bench, worktree=pilot.worktree, file=file, attempt=attempt, logs=pilot.logs
+            )
+            reruns.setdefault(file, []).append(rerun)
+            pilot.tests += [
+                TestRecord(phase="rerun", attempt=attempt, case=c) for c in rerun.cases or ()
+            ]
+    pilot.gate = judge(base, after, reruns)
+
+
+def _record(pilot: _Pilot, coverage: Coverage | None, keep: bool) -> Run:
+    """The run as it stands; without coverage, the `running` record of a pilot at work."""
+    p = pilot.plan
+    ok = pilot.status in ("ok", "running")
+    coverage = coverage or EMPTY_COVERAGE
+    return Run(
+        run_id=pilot.run_id,
+        spec=p.spec,
+        bench=p.bench.name,
+        bench_path=str(p.bench.path),
+        status=pilot.status,
+        failure_kind=None if ok else pilot.outcome.failure_kind,
+        failure_detail=None if ok else pilot.outcome.detail,
+        base_sha=p.repository.base_sha,
+        human_sha=p.repository.human_sha,
+        benchkit_version=benchkit_version(),
+        started_at=pilot.started_at,
+        phases=dict(pilot.clock.phases),
+        sites_total=coverage.total,
+        sites_covered=coverage.covered,
+        sites_matched=coverage.matched,
+        sites_unrelated=coverage.unrelated,
+        files_recall=coverage.files_recall,
+        files_precision=coverage.files_precision,
+        diff_lines=coverage.arm_lines,
+        worktree=str(pilot.worktree) if keep or pilot.status == "running" else None,
+        artifacts=str(pilot.artifacts),
+        checks=tuple(pilot.checks),
+        sites=_site_results(coverage),
+        tests=tuple(pilot.tests),
+        gate=pilot.gate,
+        baseline_key=pilot.baseline.key if pilot.baseline else None,
+        baseline_cached=pilot.baseline.cached if pilot.baseline else False,
+        retryable=None if ok else pilot.outcome.retryable,
+        arm_exit_code=pilot.outcome.exit_code,
+        report=pilot.outcome.report,
+        owner=pilot.owner,
+        origin="simulated" if getattr(p.arm, "simulated", False) else "pilot",
+        check_names=tuple(c.name for c in p.bench.file.checks),
+    )
+
+
+def execute_plan(
+    p: Plan,
+    store: Path,
+    *,
+    keep: bool = False,
+    on_stage: Stage | None = None,
+    on_run: Callable[[Run], None] | None = None,
+) -> Run:
+    """Run one planned pilot and record it in the store, whatever happens to it.
+
+    An interrupt is recorded as `interrupted`, an error of benchkit's own as `failed`
+    (kind `other`); both are raised again once the run is recorded.
+    """
+    started_at = datetime.now(UTC)
+    run_id = new_run_id(started_at)
+    work = cache_dir() / "worktrees"
+    work.mkdir(parents=True, exist_ok=True)
+    pilot = _Pilot(
+        plan=p,
+        run_id=run_id,
+        started_at=started_at,
+        artifacts=store / "artifacts" / run_id,
+        worktree=work / run_id,
+        base_tree=work / f"{run_id}-base",
+        clock=_Clock(),
+        tree=p.repository.base_sha,
+        store=store,
+        home=cache_dir() / "homes" / run_id,
+        owner=Owner(
+            pid=os.getpid(), host=socket.gethostname(), process_start=process_start(os.getpid())
+        ),
+        status="running",
+    )
+    pilot.logs.mkdir(parents=True, exist_ok=True)
+    with deferred_interrupts():
+        write_run_row(store, _record(pilot, None, keep))
+    label = f"{p.bench.name} {p.spec.arm} #{p.spec.trial}"
+
+    def stage(name: str) -> None:
+        if on_stage is not None:
+            on_stage(label, name)
+
+    try:
+        _run_stages(pilot, stage)
+    except KeyboardInterrupt:
+        pilot.status = "interrupted"
+        pilot.outcome = ArmOutcome(
+            ok=False, failure_kind="interrupted", detail="interrupted", retryable=True
+        )
+        raise
+    except Exception as exc:
+        pilot.status = "failed"
+        pilot.outcome = ArmOutcome(ok=False, failure_kind="other", detail=f"benchkit: {exc}")
+        raise
+    finally:
+        with deferred_interrupts():  # a second Ctrl-C waits until the run is recorded
+            run = _finish(pilot, keep, stage)
+            if on_run is not None:
+                on_run(run)
+    return run
+
+
+def _finish(pilot: _Pilot, keep: bool, stage: Callable[[str], None]) -> Run:
+    """score, record, cleanup: whatever happened before."""
+    p, repo = pilot.plan, pilot.plan.repository
+    secrets = p.arm.secrets() if isinstance(p.arm, Secretive) else []
+    stage("score")
+    with pilot.clock.stage("score"):
+        if pilot.status == "running":
+            pilot.status = "failed"  # stopped before its stages said otherwise
+        coverage = _score(p, pilot.tree)
+        patch = diff(repo.mirror, repo.base_sha, pilot.tree, context=3, binary=True)
+        patch = redact(patch, secrets)
+        (pilot.artifacts / "agent.patch").write_text(patch, errors="surrogateescape")
+    run = _record(pilot, coverage, keep)
+    stage("record")
+    write_run(pilot.store, run)
+    stage("cleanup")
+    for folder in (pilot.base_tree, pilot.worktree):
+        if folder.exists() and not (keep and folder == pilot.worktree):
+            remove_worktree(repo.mirror, folder)
+    shutil.rmtree(pilot.home, ignore_errors=True)
+    return run

@@ -1,0 +1,79 @@
+"""Compaction: the runs' own files merged into one file per table, for fast reads.
+
+Only finished runs are merged (a `running` run's files are still being written).
+The merged part is written atomically first, then the merged files are removed; a
+stop in between leaves files that readers skip and the next compaction removes.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from benchkit.store.parquet import (
+    PART,
+    all_files,
+    compacted_ids,
+    read_table,
+    store_path,
+    write_arrow,
+)
+from benchkit.store.schema import TABLES, table_schema
+
+AUTO_COMPACT = 64  # runs' own files in a store past which a pilot command compacts it
+
+
+def compact(store: Path | str | None = None, *, least: int = 2) -> dict[str, int]:
+    """Merge the runs' own files into one part per table (reads get fast); the number
+    of files merged per table. `benchkit pilot` does it past 64 runs' own files."""
+    store = store_path(store)
+    store.mkdir(parents=True, exist_ok=True)
+    merged: dict[str, int] = {}
+    with open(store / ".compact.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one compaction at a time
+        runs = read_table(store, "runs")
+        finished = set(runs.filter(pl.col("status") != "running")["run_id"].to_list())
+        for table in TABLES:
+            everything = all_files(store, table)
+            held = compacted_ids([f for f in everything if f.name.startswith(PART)])
+            own = [f for f in everything if not f.name.startswith(PART)]
+            for leftover in [f for f in own if f.stem in held]:
+                leftover.unlink(missing_ok=True)  # merged before, not removed then
+            files = [f for f in own if f.stem in finished and f.stem not in held]
+            merged[table] = 0
+            if len(files) < least:
+                continue
+            schemas = [pq.read_schema(f) for f in files]
+            unified = pa.unify_schemas(
+                [table_schema(table), *schemas], promote_options="permissive"
+            )
+            combined = pa.concat_tables(
+                [
+                    pq.read_table(f).cast(_widen(schema, unified))
+                    for f, schema in zip(files, schemas, strict=True)
+                ],
+                promote_options="permissive",
+            )
+            name = f"{PART}{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+            write_arrow(store, table, name, combined)
+            for f in files:
+                f.unlink(missing_ok=True)
+            merged[table] = len(files)
+    return merged
+
+
+def _widen(schema: pa.Schema, unified: pa.Schema) -> pa.Schema:
+    """A file's own columns, with the types the unified schema gives them."""
+    return pa.schema([unified.field(name) for name in schema.names])
+
+
+def compact_when_due(store: Path) -> None:
+    """Compact a store once `AUTO_COMPACT` runs' own files have piled up."""
+    if len(list((store / "runs").glob(f"[!{PART[0]}]*.parquet"))) >= AUTO_COMPACT:
+        compact(store)

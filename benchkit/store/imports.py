@@ -1,0 +1,115 @@
+"""Outside records: runs recorded elsewhere, imported from a CSV file.
+
+A published table or a colleague's spreadsheet becomes runs in the store with the
+columns it has and nulls for the rest, marked `origin = "imported"`, so that a new
+run can be compared with a record nobody can rerun. Column names are the `runs`
+table's (`bench` and `arm` are required); a list column (`flaky_files`, ...) is
+written as `a.py;b.py`. A bad file gets one line naming it, the row and the column,
+and nothing is written. Importing the same file again replaces its runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+
+from benchkit.errors import ImportFileError
+from benchkit.store.parquet import store_path, write_table
+from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, table_schema
+
+REQUIRED = ("bench", "arm")
+SET_BY_IMPORT = ("schema_version", "origin")
+
+
+def _arrow_to_polars(kind: pa.DataType) -> pl.DataType:
+    frame = pl.from_arrow(pa.schema([("x", kind)]).empty_table())
+    assert isinstance(frame, pl.DataFrame)
+    return frame.schema["x"]
+
+
+def _cast(path: Path, frame: pl.DataFrame, column: str, kind: pa.DataType) -> pl.Series:
+    raw = frame[column]
+    if pa.types.is_list(kind):
+        return raw.str.split(";").list.eval(pl.element().str.strip_chars()).alias(column)
+    target = _arrow_to_polars(kind)
+    if pa.types.is_boolean(kind):
+        lowered = raw.str.to_lowercase().str.strip_chars()
+        bad = raw.filter(lowered.is_not_null() & ~lowered.is_in(["true", "false", "1", "0"]))
+        if len(bad):
+            row = frame.with_row_index().filter(pl.col(column) == bad[0])["index"][0]
+            raise ImportFileError(
+                path, f"row {row + 2}, {column}", f"not true or false: {bad[0]!r}"
+            )
+        return lowered.is_in(["true", "1"]).alias(column).set(lowered.is_null(), None)
+    if pa.types.is_timestamp(kind):
+        return raw.str.to_datetime(time_zone="UTC", strict=False).alias(column)
+    cast = raw.cast(target, strict=False)
+    bad_rows = frame.with_row_index().filter(raw.is_not_null() & cast.is_null())
+    if bad_rows.height:
+        row, value = bad_rows["index"][0], bad_rows[column][0]
+        raise ImportFileError(path, f"row {row + 2}, {column}", f"not a {target}: {value!r}")
+    return cast
+
+
+def read_csv(path: Path) -> list[dict[str, Any]]:
+    """The runs of a CSV file as rows of the `runs` table; raises `ImportFileError`."""
+    try:
+        frame = pl.read_csv(path, infer_schema=False)
+    except FileNotFoundError:
+        raise ImportFileError(path, "", "no such file") from None
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise ImportFileError(path, "", f"not a CSV file: {exc}") from None
+    declared = {c.name: c.type for c in RUN_COLUMNS}
+    for column in frame.columns:
+        if column in SET_BY_IMPORT or (
+            column not in declared and not column.endswith(("_status", "_count"))
+        ):
+            raise ImportFileError(
+                path, column, "unknown column (not a runs column, or set by import)"
+            )
+    for column in REQUIRED:
+        if column not in frame.columns:
+            raise ImportFileError(path, column, "missing column")
+        empty = frame.with_row_index().filter(pl.col(column).is_null())
+        if empty.height:
+            raise ImportFileError(path, f"row {empty['index'][0] + 2}, {column}", "empty")
+    columns = []
+    for column in frame.columns:
+        kind = declared.get(column) or (pa.int64() if column.endswith("_count") else pa.string())
+        columns.append(_cast(path, frame, column, kind))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    rows = pl.DataFrame(columns).to_dicts()
+    for n, row in enumerate(rows):
+        row.setdefault("run_id", None)
+        row["run_id"] = row["run_id"] or f"imported-{digest}-{n + 1}"
+        row["schema_version"] = SCHEMA_VERSION
+        row["origin"] = "imported"
+        row["status"] = row.get("status") or "ok"
+        row["trial"] = row.get("trial") or 1
+        row["cost_source"] = "reported" if row.get("cost_usd") is not None else "missing"
+    return rows
+
+
+def import_runs(path: Path | str, store: Path | str | None = None) -> list[str]:
+    """Add the runs of a CSV file (recorded elsewhere) to the store, marked imported,
+    as one file; their run ids."""
+    path = Path(path)
+    rows = read_csv(path)
+    declared = {c.name for c in RUN_COLUMNS}
+    checks = sorted(
+        {
+            k.removesuffix("_status").removesuffix("_count")
+            for row in rows
+            for k in row
+            if k not in declared
+        }
+    )
+    schema = table_schema("runs", checks)
+    complete = [dict.fromkeys(schema.names) | row for row in rows]  # the rest is null
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    write_table(store_path(store), "runs", f"imported-{digest}", complete, schema)
+    return [str(row["run_id"]) for row in rows]

@@ -1,0 +1,201 @@
+"""The store: a folder of Parquet datasets, one file per pilot per table.
+
+Each file is written under a temporary name and renamed into place, so parallel
+pilots never collide and a crash never leaves half a file. A run's detail tables
+are written before its `runs` row, which is what makes the run visible.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from benchkit.errors import StoreError
+from benchkit.store.records import Run
+from benchkit.store.rows import check_rows, run_row, session_rows, site_rows, test_rows
+from benchkit.store.schema import table_schema
+from benchkit.store.upgrade import upgrade
+
+DEFAULT_STORE = Path("data/runs")
+
+
+class StoreWarning(UserWarning):
+    """A store file that could not be read and was skipped."""
+
+
+class RowError(ValueError):
+    """A row whose keys are not its table's columns: a fault of benchkit's own."""
+
+
+def store_path(store: Path | str | None = None) -> Path:
+    """The store folder: the one given, else `$BENCHKIT_STORE`, else `data/runs`."""
+    path = Path(store) if store is not None else None
+    option = "--store"
+    if path is None:
+        path = Path(os.environ.get("BENCHKIT_STORE") or DEFAULT_STORE)
+        option = "BENCHKIT_STORE" if os.environ.get("BENCHKIT_STORE") else ""
+    if path.exists() and not path.is_dir():
+        raise StoreError(path, option, "not a folder: a store is a folder of tables")
+    return path
+
+
+def checked_rows(table: str, rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
+    """The rows as an Arrow table, once every row's keys are exactly the columns."""
+    names = set(schema.names)
+    for row in rows:
+        if row.keys() != names:
+            unknown = sorted(row.keys() - names)
+            absent = sorted(names - row.keys())
+            raise RowError(
+                f"a row of table {table!r} does not match its columns: "
+                f"unknown {unknown or 'none'}, missing {absent or 'none'}"
+            )
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def write_table(
+    store: Path, table: str, name: str, rows: list[dict[str, Any]], schema: pa.Schema
+) -> Path:
+    """Write rows as one Parquet file, atomically; each row must hold exactly the columns."""
+    return write_arrow(store, table, name, checked_rows(table, rows, schema))
+
+
+def write_arrow(store: Path, table: str, name: str, data: pa.Table) -> Path:
+    """Write one Parquet file atomically: a temporary name in the same folder, then rename."""
+    folder = store / table
+    folder.mkdir(parents=True, exist_ok=True)
+    final = folder / f"{name}.parquet"
+    handle, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    os.close(handle)
+    try:
+        pq.write_table(data, tmp)
+        os.replace(tmp, final)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return final
+
+
+def write_run(store: Path, run: Run) -> None:
+    """A run's files, detail tables first: its `runs` row is what makes it visible."""
+    write_table(store, "sites", run.run_id, site_rows(run), table_schema("sites"))
+    write_table(store, "sessions", run.run_id, session_rows(run), table_schema("sessions"))
+    write_table(store, "tests", run.run_id, test_rows(run.run_id, run.tests), table_schema("tests"))
+    write_table(
+        store, "checks", run.run_id, check_rows(run.run_id, run.checks), table_schema("checks")
+    )
+    write_table(store, "runs", run.run_id, [run_row(run)], table_schema("runs", run.check_names))
+
+
+PART = "part-"  # a compacted file: many runs in one
+
+
+def all_files(store: Path, table: str) -> list[Path]:
+    folder = store / table
+    return sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+
+
+def compacted_ids(parts: list[Path]) -> set[str]:
+    if not parts:
+        return set()
+    try:
+        ids = pl.scan_parquet(parts).select("run_id").unique().collect()
+    except pl.exceptions.PolarsError:
+        return set()
+    return set(ids["run_id"].to_list())
+
+
+def _files(store: Path, table: str) -> list[Path]:
+    """The table's files; a run's own file that a compacted part already holds (left
+    by a compaction that stopped before removing it) is not read twice."""
+    files = all_files(store, table)
+    parts = [f for f in files if f.name.startswith(PART)]
+    if not parts or len(parts) == len(files):
+        return files
+    held = compacted_ids(parts)
+    return [f for f in files if f.name.startswith(PART) or f.stem not in held]
+
+
+def _warn_skipped(path: Path, exc: Exception) -> None:
+    warnings.warn(f"skipped {path}: {exc}", StoreWarning, stacklevel=3)
+
+
+def _empty(table: str) -> pl.LazyFrame:
+    frame = pl.from_arrow(table_schema(table).empty_table())
+    assert isinstance(frame, pl.DataFrame)
+    return frame.lazy()
+
+
+def scan_table(store: Path | str | None, table: str) -> pl.LazyFrame:
+    """One table of the store, lazily: every file's rows, upgraded to the current
+    schema. A file whose footer cannot be read is skipped with a warning naming it."""
+    files: list[Path] = []
+    schemas: list[pa.Schema] = [table_schema(table)]
+    for path in _files(store_path(store), table):
+        try:
+            schemas.append(pq.read_schema(path))
+        except Exception as exc:  # any unreadable file: name it, keep the rest
+            _warn_skipped(path, exc)
+            continue
+        files.append(path)
+    if not files:
+        return _empty(table)
+    unified = pa.unify_schemas(schemas, promote_options="permissive")
+    frame = pl.from_arrow(unified.empty_table())
+    assert isinstance(frame, pl.DataFrame)
+    rows = pl.scan_parquet(
+        files, schema=frame.schema, missing_columns="insert", extra_columns="ignore"
+    )
+    return upgrade(table, rows)
+
+
+def read_table(store: Path | str | None, table: str) -> pl.DataFrame:
+    """Every row of one table; an unreadable file is skipped with a warning that names
+    it, and the rest loads."""
+    try:
+        return scan_table(store, table).collect()
+    except pl.exceptions.PolarsError:
+        pass  # a file with a good footer and a bad body: find it file by file
+    frames: list[pl.DataFrame] = []
+    for path in _files(store_path(store), table):
+        try:
+            frames.append(pl.read_parquet(path))
+        except Exception as exc:  # any unreadable file: name it, keep the rest
+            _warn_skipped(path, exc)
+    if not frames:
+        return _empty(table).collect()
+    return upgrade(table, pl.concat(frames, how="diagonal_relaxed").lazy()).collect()
+
+
+def read_file(path: Path) -> list[dict[str, Any]] | None:
+    """The rows of one Parquet file; None when it is absent or unreadable (with a warning)."""
+    if not path.exists():
+        return None
+    try:
+        rows: list[dict[str, Any]] = pq.read_table(path).to_pylist()
+    except Exception as exc:  # unreadable: name it, let the caller do without
+        warnings.warn(f"skipped {path}: {exc}", StoreWarning, stacklevel=2)
+        return None
+    return rows
+
+
+def write_run_row(store: Path, run: Run) -> None:
+    """Only the `runs` row: the `running` record a pilot leaves while it works."""
+    write_table(store, "runs", run.run_id, [run_row(run)], table_schema("runs", run.check_names))
+
+
+def update_run(store: Path, run_id: str, changes: dict[str, Any]) -> None:
+    """Change some columns of one stored run, atomically, keeping its schema."""
+    path = store / "runs" / f"{run_id}.parquet"
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    for row in rows:
+        row.update(changes)
+    write_table(store, "runs", run_id, rows, table.schema)

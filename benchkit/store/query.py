@@ -1,0 +1,169 @@
+"""Reading a store as polars frames, narrowed by explicit filters on the runs.
+
+The filters (bench, arm, executor, model, origin, since, until) select runs; every
+other table is narrowed to the rows of those runs through their run ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+
+from benchkit.errors import StoreError
+from benchkit.store.parquet import read_table, scan_table, store_path
+from benchkit.store.records import Run
+from benchkit.store.rows import run_row
+from benchkit.store.schema import TABLES, table_schema
+
+Wanted = str | Sequence[str] | None
+Moment = datetime | date | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunFilter:
+    """Which runs to keep: each given column among the values, started in [since, until)."""
+
+    bench: Wanted = None
+    arm: Wanted = None
+    executor: Wanted = None
+    model: Wanted = None
+    origin: Wanted = None
+    since: Moment = None
+    until: Moment = None
+
+    def conditions(self) -> list[pl.Expr]:
+        found = []
+        for column in ("bench", "arm", "executor", "model", "origin"):
+            wanted = getattr(self, column)
+            if wanted is not None:
+                values = [wanted] if isinstance(wanted, str) else list(wanted)
+                found.append(pl.col(column).is_in(values))
+        for bound, after in ((self.since, True), (self.until, False)):
+            if bound is not None:
+                moment = bound if isinstance(bound, datetime) else datetime.combine(bound, time())
+                moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+                started = pl.col("started_at")
+                found.append(started >= moment if after else started < moment)
+        return found
+
+
+def _known(name: str) -> None:
+    if name not in TABLES:
+        raise StoreError(name, "", f"no such table (tables: {', '.join(TABLES)})")
+
+
+def _scan(name: str, store: Path | str | None, chosen: RunFilter) -> pl.LazyFrame:
+    _known(name)
+    folder = store_path(store)
+    conditions = chosen.conditions()
+    rows = scan_table(folder, name)
+    if not conditions:
+        return rows
+    runs = scan_table(folder, "runs").filter(*conditions)
+    if name == "runs":
+        return runs
+    return rows.join(runs.select("run_id"), on="run_id", how="semi")
+
+
+def scan(
+    name: str = "runs",
+    store: Path | str | None = None,
+    *,
+    bench: Wanted = None,
+    arm: Wanted = None,
+    executor: Wanted = None,
+    model: Wanted = None,
+    origin: Wanted = None,
+    since: Moment = None,
+    until: Moment = None,
+) -> pl.LazyFrame:
+    """A table of the store as a lazy polars frame, narrowed to the runs the filters
+    select (each a value or a list of values; `since` and `until` bound `started_at`)."""
+    chosen = RunFilter(
+        bench=bench,
+        arm=arm,
+        executor=executor,
+        model=model,
+        origin=origin,
+        since=since,
+        until=until,
+    )
+    return _scan(name, store, chosen)
+
+
+def table(
+    name: str,
+    store: Path | str | None = None,
+    *,
+    bench: Wanted = None,
+    arm: Wanted = None,
+    executor: Wanted = None,
+    model: Wanted = None,
+    origin: Wanted = None,
+    since: Moment = None,
+    until: Moment = None,
+) -> pl.DataFrame:
+    """Any table of a store (`runs`, `checks`, `tests`, `sites`, `sessions`, `ab`,
+    `probes`) as a polars DataFrame, narrowed like `scan`."""
+    chosen = RunFilter(
+        bench=bench,
+        arm=arm,
+        executor=executor,
+        model=model,
+        origin=origin,
+        since=since,
+        until=until,
+    )
+    if chosen == RunFilter():
+        _known(name)
+        return read_table(store_path(store), name)
+    return _scan(name, store, chosen).collect()
+
+
+def runs(
+    store: Path | str | None = None,
+    *,
+    bench: Wanted = None,
+    arm: Wanted = None,
+    executor: Wanted = None,
+    model: Wanted = None,
+    origin: Wanted = None,
+    since: Moment = None,
+    until: Moment = None,
+) -> pl.DataFrame:
+    """The `runs` table of a store, oldest first, narrowed like `scan`; `.to_pandas()`
+    gives pandas."""
+    frame = table(
+        "runs",
+        store,
+        bench=bench,
+        arm=arm,
+        executor=executor,
+        model=model,
+        origin=origin,
+        since=since,
+        until=until,
+    )
+    return frame.sort("started_at", nulls_last=False)
+
+
+RunsLike = pl.DataFrame | pl.LazyFrame | Sequence[Run]
+"""Runs as `bk.runs()` gives them, or as `bk.pilot()` returns them."""
+
+
+def runs_frame(given: RunsLike) -> pl.LazyFrame:
+    """Runs as a lazy frame of `runs` rows, whichever form they were given in."""
+    if isinstance(given, pl.DataFrame | pl.LazyFrame):
+        return given.lazy()
+    records = list(given)
+    checks = dict.fromkeys(name for run in records for name in run.check_names)
+    schema = table_schema("runs", checks)
+    rows = [dict.fromkeys(schema.names) | run_row(run) for run in records]
+    frame = pl.from_arrow(pa.Table.from_pylist(rows, schema=schema))
+    assert isinstance(frame, pl.DataFrame)
+    return frame.lazy()

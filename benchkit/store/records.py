@@ -1,0 +1,162 @@
+"""The records of a pilot: plain frozen dataclasses, picklable, with no I/O.
+
+`PilotSpec` is what one pilot runs; `Run` is what it recorded, whatever happened;
+the others are its parts. `benchkit.store.rows` turns them into the rows of the
+tables declared in `benchkit.store.schema`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from benchkit.gate.junit import CaseResult
+from benchkit.gate.verdict import GateResult
+
+RunStatus = Literal["ok", "failed", "timeout", "interrupted", "crashed", "running"]
+CheckStatus = Literal["ok", "fail", "timeout", "missing"]
+Phase = Literal["base", "after"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionReport:
+    """One agent session, as the arm's report gives it."""
+
+    session: int  # its index in the report
+    session_id: str | None = None
+    status: str | None = None
+    cost_usd: float | None = None
+    turns: int | None = None
+    duration_s: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArmReport:
+    """What an arm said it did; what it did not say stays None (never invented)."""
+
+    cost_usd: float | None = None
+    sessions: int | None = None
+    sessions_accepted: int | None = None
+    sessions_rejected: int | None = None
+    feedback_rounds: int | None = None
+    over_budget: bool | None = None
+    flaky_files: tuple[str, ...] | None = None
+    turns: int | None = None
+    duration_s: float | None = None
+    error: str | None = None  # what the tool said went wrong (a subtype, a message)
+    session_list: tuple[SessionReport, ...] = ()
+    problem: str | None = None  # why the report could not be read
+
+    @property
+    def cost_source(self) -> str:
+        return "reported" if self.cost_usd is not None else "missing"
+
+
+NO_REPORT = ArmReport()
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckResult:
+    check: str
+    phase: Phase
+    status: CheckStatus
+    exit_code: int | None
+    duration_s: float
+    count: int | None
+    note: str | None
+    log_path: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TestRecord:
+    """One test case of one phase of a run."""
+
+    __test__ = False  # not a pytest class
+
+    phase: Literal["base", "after", "rerun"]
+    attempt: int
+    case: CaseResult
+
+
+@dataclass(frozen=True, kw_only=True)
+class SiteResult:
+    site: int
+    file: str
+    kind: str
+    start: int
+    length: int
+    covered: bool
+    matched: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class PilotSpec:
+    """What one pilot runs: plain and picklable, so it can be sent to a worker."""
+
+    bench: str
+    arm: str
+    executor: str = ""  # empty: the arm's default executor
+    model: str = ""
+    max_cost: float | None = None
+    trial: int = 1
+    flake_reruns: int = 1
+    arm_vars: tuple[tuple[str, str], ...] = ()  # values of an arm file's [vars]
+    checks: tuple[str, ...] = ()  # only these of the bench's checks; empty: all
+
+
+@dataclass(frozen=True, kw_only=True)
+class Owner:
+    """The benchkit process that runs a pilot: a `running` run whose owner is gone
+    was left by a benchkit that was killed."""
+
+    pid: int
+    host: str
+    process_start: int | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Run:
+    """The record of one pilot, whatever happened to it."""
+
+    run_id: str
+    spec: PilotSpec
+    bench: str
+    bench_path: str
+    status: RunStatus
+    failure_kind: str | None
+    failure_detail: str | None
+    base_sha: str
+    human_sha: str
+    benchkit_version: str
+    started_at: datetime
+    phases: Mapping[str, float]
+    sites_total: int
+    sites_covered: int
+    sites_matched: int
+    sites_unrelated: int
+    files_recall: float | None
+    files_precision: float | None
+    diff_lines: int
+    worktree: str | None
+    artifacts: str
+    checks: tuple[CheckResult, ...] = ()
+    sites: tuple[SiteResult, ...] = ()
+    tests: tuple[TestRecord, ...] = ()
+    gate: GateResult | None = None
+    baseline_key: str | None = None
+    baseline_cached: bool = False
+    retryable: bool | None = None
+    arm_exit_code: int | None = None
+    report: ArmReport = NO_REPORT
+    owner: Owner | None = None
+    origin: str = "pilot"
+    check_names: tuple[str, ...] = field(default=())
+
+    @property
+    def wall_s(self) -> float:
+        return sum(self.phases.values())
+
+    def after(self, check: str) -> CheckResult | None:
+        return next((c for c in self.checks if c.check == check and c.phase == "after"), None)

@@ -1,0 +1,183 @@
+"""Checks: a bench's commands run on a tree, each with a status, a count and a log.
+
+A check runs with the worktree as its working directory and an allow-listed
+environment: nothing of the caller's PYTHONPATH, virtualenv or git settings leaks
+in, so the code under test resolves to the worktree (the bench's own `env` says how,
+say a PYTHONPATH into the worktree).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchkit.bench.bench_file import Bench, Check
+from benchkit.gate.junit import CaseResult, ReportError, failed_count, parse_report
+from benchkit.gate.summary import read_summary
+from benchkit.gate.verdict import TestRun
+from benchkit.store.records import CheckResult, CheckStatus, Phase
+from benchkit.workspace import proc
+from benchkit.workspace.commands import allowed_env, substitute
+
+# `python -m tool` prints this when the tool is not installed.
+_NO_MODULE = re.compile(r"^\S*python[\d.]*: No module named (\S+)\s*$", re.MULTILINE)
+
+
+def check_env(bench: Bench, worktree: Path) -> dict[str, str]:
+    env = allowed_env()
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    for name, value in bench.file.env.items():
+        env[name] = value.replace("{worktree}", str(worktree))
+    return env
+
+
+def status_of(finished: proc.Finished, output: str) -> tuple[CheckStatus, str | None]:
+    """The status of a finished command, and a note on why when it is not plain."""
+    if finished.timed_out:
+        return "timeout", None
+    if finished.not_found:
+        return "missing", "command not found"
+    missing = _NO_MODULE.search(output)
+    if finished.exit_code != 0 and missing:
+        return "missing", f"no module named {missing.group(1)}"
+    return ("ok" if finished.exit_code == 0 else "fail"), None
+
+
+def count_from_output(regex: str, output: str, status: CheckStatus) -> int | None:
+    """The first group of the last match; 0 for a passing check that printed none."""
+    matches = re.findall(regex, output, re.MULTILINE)
+    if matches:
+        last = matches[-1]
+        return int(last[0] if isinstance(last, tuple) else last)
+    return 0 if status == "ok" else None
+
+
+def read_report(report: Path) -> tuple[tuple[CaseResult, ...] | None, str | None]:
+    """The cases of a JUnit report, and what is wrong with it: a report that is
+    missing, empty or not XML has no cases; one that names no test has zero."""
+    if not report.exists():
+        return None, f"no test report at {report.name}"
+    try:
+        cases = parse_report(report.read_text(encoding="utf-8", errors="replace"))
+    except ReportError as exc:
+        return None, f"{report.name}: {exc}"
+    if not cases:
+        return (), f"{report.name}: the report names no test"
+    return tuple(cases), None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckRun:
+    """A check's result and, for the bench's test check, what the gate needs of it."""
+
+    result: CheckResult
+    tests: TestRun | None = None
+
+
+def _run(
+    command: str | list[str], *, bench: Bench, worktree: Path, log_path: Path, timeout_s: float
+) -> tuple[proc.Finished, str]:
+    log_path.unlink(missing_ok=True)
+    finished = proc.run(
+        command,
+        cwd=worktree,
+        env=check_env(bench, worktree),
+        log_path=log_path,
+        timeout_s=timeout_s,
+    )
+    return finished, log_path.read_text(encoding="utf-8", errors="replace")
+
+
+def _test_run(finished: proc.Finished, output: str, report: Path) -> TestRun:
+    cases, problem = read_report(report) if not finished.not_found else (None, None)
+    return TestRun(
+        cases=cases,
+        problem=problem,
+        exit_code=finished.exit_code,
+        timed_out=finished.timed_out,
+        missing=finished.not_found,
+        summary=read_summary(output),
+    )
+
+
+def run_check(
+    check: Check,
+    *,
+    phase: Phase,
+    bench: Bench,
+    worktree: Path,
+    logs: Path,
+) -> CheckRun:
+    """Run one check on a tree and read its status and count."""
+    tests = bench.file.tests
+    report = worktree / tests.report if tests else None
+    by_report = report is not None and (
+        (check.count is not None and check.count.junit)
+        or (tests is not None and tests.check == check.name)
+    )
+    if report is not None and by_report:
+        report.unlink(missing_ok=True)  # a stale report must not pass for a new one
+    values = {"worktree": str(worktree), "report": str(report or "")}
+    finished, output = _run(
+        substitute(check.command, values),
+        bench=bench,
+        worktree=worktree,
+        log_path=logs / f"{phase}-{check.name}.log",
+        timeout_s=check.timeout,
+    )
+    status, note = status_of(finished, output)
+    count: int | None = None
+    test_run = _test_run(finished, output, report) if by_report and report else None
+    if check.count is not None and check.count.regex is not None:
+        count = count_from_output(check.count.regex, output, status)
+    elif test_run is not None and status in ("ok", "fail"):
+        if not test_run.cases:
+            status, note = "fail", test_run.problem  # no report or no test: no pass
+        elif check.count is not None and check.count.junit:
+            count = failed_count(test_run.cases)
+    result = CheckResult(
+        check=check.name,
+        phase=phase,
+        status=status,
+        exit_code=finished.exit_code,
+        duration_s=round(finished.duration_s, 3),
+        count=count,
+        note=note,
+        log_path=str(logs / f"{phase}-{check.name}.log"),
+    )
+    return CheckRun(result=result, tests=test_run)
+
+
+def run_checks(bench: Bench, *, phase: Phase, worktree: Path, logs: Path) -> tuple[CheckRun, ...]:
+    return tuple(
+        run_check(c, phase=phase, bench=bench, worktree=worktree, logs=logs)
+        for c in bench.file.checks
+    )
+
+
+def run_alone(bench: Bench, *, worktree: Path, file: str, attempt: int, logs: Path) -> TestRun:
+    """Run one test file alone with the bench's `alone` template."""
+    tests = bench.file.tests
+    assert tests is not None
+    report = worktree / tests.report
+    report.unlink(missing_ok=True)
+    test_check = next(c for c in bench.file.checks if c.name == tests.check)
+    safe = file.replace("/", "_")
+    finished, output = _run(
+        substitute(
+            tests.alone, {"worktree": str(worktree), "report": str(report), "files": [file]}
+        ),
+        bench=bench,
+        worktree=worktree,
+        log_path=logs / f"rerun-{attempt}-{safe}.log",
+        timeout_s=test_check.timeout,
+    )
+    if not finished.not_found and status_of(finished, output)[0] == "missing":
+        finished = proc.Finished(
+            exit_code=finished.exit_code,
+            timed_out=False,
+            not_found=True,
+            duration_s=finished.duration_s,
+        )
+    return _test_run(finished, output, report)

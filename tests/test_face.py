@@ -1,0 +1,191 @@
+"""The faces: `import benchkit` (exactly its public names, loaded on first use, fast)
+and the `benchkit` command (a user's mistake is one line and exit 2, never a traceback)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import click
+import pytest
+from click.testing import CliRunner
+
+import benchkit
+from benchkit.cli import _Benchkit
+from tests.conftest import ROOT, TinyRepo
+from tests.test_house import modules
+
+HEAVY = ("polars", "pandas", "pyarrow", "numpy", "matplotlib")
+
+
+def test_all_holds_exactly_the_public_names() -> None:
+    for name in modules(ROOT):
+        importlib.import_module(name)  # every submodule loaded: none may leak a name
+    for name in benchkit.__all__:
+        getattr(benchkit, name)
+    own = {
+        name
+        for name, value in vars(benchkit).items()
+        if isinstance(value, ModuleType) and value.__name__ == f"benchkit.{name}"
+    }
+    public = {name for name in vars(benchkit) if not name.startswith("_")} - own
+    assert public == set(benchkit.__all__) - {"__version__"}
+    assert benchkit.__all__ == sorted(benchkit.__all__)
+    assert dir(benchkit) == benchkit.__all__
+
+
+def test_no_public_function_is_shadowed_by_a_module() -> None:
+    for name in modules(ROOT):
+        importlib.import_module(name)
+    for name in benchkit.__all__:
+        assert not isinstance(getattr(benchkit, name), ModuleType), name
+    assert callable(benchkit.pilot) and callable(benchkit.list_arms)
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        benchkit.nope  # type: ignore[attr-defined]  # noqa: B018
+
+
+def test_filters_are_keyword_arguments() -> None:
+    wanted = ["bench", "arm", "executor", "model", "origin", "since", "until"]
+    for function in (benchkit.runs, benchkit.table, benchkit.scan):
+        parameters = inspect.signature(function).parameters
+        assert all(p.kind is not p.VAR_KEYWORD for p in parameters.values())
+        assert [n for n, p in parameters.items() if p.kind is p.KEYWORD_ONLY] == wanted
+
+
+def test_what_pilot_returns_goes_to_compare_and_evidence(tiny: TinyRepo, tmp_path: Path) -> None:
+    runs = benchkit.pilot(str(tiny.bench_dir), arm=["human", "noop"], store=tmp_path)
+    comparison = benchkit.compare(runs, metrics=["coverage", "pass"])
+    assert comparison.frame["arm"].to_list() == ["human", "noop"]
+    assert comparison.frame["coverage_mean"].to_list() == [1.0, 0.0]
+    text = str(benchkit.evidence(runs, labels=["after", "before"]))
+    assert "| after | local | - | - | ok | ok | - |" in text
+    assert "2/2, 0 unrelated, no regressions |" in text
+    assert str(benchkit.evidence([r.run_id for r in runs], store=tmp_path)) == str(
+        benchkit.evidence(runs)
+    )
+    assert benchkit.flips(runs, "human", "noop").height == 0
+
+
+def test_the_origin_filter(tiny: TinyRepo, tmp_path: Path) -> None:
+    csv = tmp_path / "published.csv"
+    csv.write_text("bench,arm,cost_usd\ntiny,tool-v1,0.25\n")
+    benchkit.import_runs(csv, tmp_path / "store")
+    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=tmp_path / "store")
+    imported = benchkit.runs(tmp_path / "store", origin="imported")
+    assert imported["arm"].to_list() == ["tool-v1"]
+    assert benchkit.runs(tmp_path / "store", origin=["pilot"])["arm"].to_list() == ["noop"]
+    assert benchkit.table("checks", tmp_path / "store", origin="imported").is_empty()
+
+
+def _loaded(*argv: str) -> set[str]:
+    """The top-level modules a fresh interpreter imports to run `argv`."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = set()
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip().split(".")[0])
+    assert "benchkit" in names or argv[-1] == "pass"
+    return names
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("-c", "import benchkit"),
+        ("-m", "benchkit", "--help"),
+        ("-m", "benchkit", "pilot", "--help"),
+        ("-m", "benchkit", "--version"),
+    ],
+)
+def test_starting_loads_no_heavy_library(argv: tuple[str, ...]) -> None:
+    assert _loaded(*argv) & set(HEAVY) == set()
+
+
+def test_the_fast_start_check_sees_a_heavy_import() -> None:
+    assert {"polars", "pyarrow"} <= _loaded("-c", "import benchkit; benchkit.runs")
+
+
+def _benchkit(*args: str, cwd: Path, store: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "benchkit", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "BENCHKIT_STORE": str(store)},
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["compare", "--by", "nope"], "by: no column 'nope' in the runs to group by"),
+        (["compare", "--by", "arm,nope"], "by: no column 'nope'"),
+        (["evidence", "zzz"], "no run in the store has an id starting 'zzz'"),
+        (["evidence"], "RUN_IDS: give at least one run id"),
+        (["evidence", "--label", "before"], "--label: takes NAME=VALUE, not 'before'"),
+        (["import", "missing.csv"], "missing.csv: no such file"),
+        (["import", "runs.csv"], "runs.csv: speed: unknown column"),
+        (["pilot", "--bench", "nope"], "nope: no such bench (bundled: demo)"),
+        (["pilot", "--arm", "nope"], "nope: no such arm (built in: human, noop"),
+        (["pilot", "--arm", "replay:"], "replay:: replay needs a patch"),
+        (["pilot", "--var", "novalue"], "--var: takes NAME=VALUE, not 'novalue'"),
+        (["pilot", "--checks", "nope"], "bench.toml: checks: no check named 'nope'"),
+        (["runs", "--store", "a-file"], "a-file: --store: not a folder"),
+        (["ab", "--base", "main", "--head", "main", "--", "true"], ": not a git repository"),
+    ],
+)
+def test_a_users_mistake_is_one_line_and_exit_2(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    store = tmp_path / "store"
+    (tmp_path / "runs.csv").write_text("bench,arm,wall_s\nb1,a1,1.5\n")
+    assert _benchkit("import", "runs.csv", cwd=tmp_path, store=store).returncode == 0
+    (tmp_path / "runs.csv").write_text("bench,arm,speed\nb1,a1,fast\n")
+    (tmp_path / "a-file").write_text("")
+    done = _benchkit(*args, cwd=tmp_path, store=store)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("benchkit: ") and message in done.stderr, done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_an_internal_error_keeps_its_traceback() -> None:
+    @click.group(cls=_Benchkit)
+    def group() -> None:
+        pass
+
+    @group.command()
+    def broken() -> None:
+        raise RuntimeError("a bug of benchkit's own")
+
+    @group.command()
+    def mistaken() -> None:
+        raise benchkit.UsageError("--x", "", "not a number")
+
+    result = CliRunner().invoke(group, ["broken"])
+    assert isinstance(result.exception, RuntimeError)
+    result = CliRunner().invoke(group, ["mistaken"])
+    assert result.exit_code == 2
+    assert result.output == "benchkit: --x: not a number\n"
+
+
+def test_every_user_error_is_a_benchkit_error() -> None:
+    for name in ("ArmError", "BenchError", "ImportFileError", "RefError", "StoreError"):
+        assert issubclass(getattr(benchkit, name), benchkit.BenchkitError)
+    assert issubclass(benchkit.UsageError, ValueError)

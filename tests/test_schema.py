@@ -1,0 +1,249 @@
+"""The schema, declared once: one row of every table written through the real builders,
+each holding exactly its declared columns; a row that does not is an error."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from benchkit.change.ab import AbResult, write_ab
+from benchkit.change.probe import ProbeResult, ProbeSet, Verdict, write_probe
+from benchkit.change.testrun import CommandRun
+from benchkit.gate.junit import CaseResult
+from benchkit.gate.summary import RunnerSummary
+from benchkit.gate.verdict import FileReruns, FirstFailure, GateResult
+from benchkit.run.baseline import Baseline, save
+from benchkit.store.imports import import_runs
+from benchkit.store.parquet import RowError, write_run, write_table
+from benchkit.store.records import (
+    ArmReport,
+    CheckResult,
+    Owner,
+    PilotSpec,
+    Run,
+    SessionReport,
+    SiteResult,
+    TestRecord,
+)
+from benchkit.store.rows import check_rows, run_row
+from benchkit.store.schema import TABLES, check_columns, table_schema
+
+CASE = CaseResult(
+    file="tests/test_a.py", name="test_x", outcome="failed", duration_s=0.1, message="boom"
+)
+CHECK = CheckResult(
+    check="test",
+    phase="after",
+    status="fail",
+    exit_code=1,
+    duration_s=1.5,
+    count=1,
+    note="1 failed",
+    log_path="logs/after-test.log",
+)
+
+
+def a_full_run() -> Run:
+    """A run with every part holding a value."""
+    return Run(
+        run_id="r1",
+        spec=PilotSpec(bench="b", arm="a", executor="cli", model="m", max_cost=0.5, trial=2),
+        bench="b",
+        bench_path="b/bench.toml",
+        status="failed",
+        failure_kind="crash",
+        failure_detail="the arm exited 1",
+        base_sha="1" * 40,
+        human_sha="2" * 40,
+        benchkit_version="0.1.0",
+        started_at=datetime(2026, 1, 1, tzinfo=UTC),
+        phases={s: 1.0 for s in ("prepare", "baseline", "execute", "verify", "score")},
+        sites_total=3,
+        sites_covered=2,
+        sites_matched=1,
+        sites_unrelated=1,
+        files_recall=0.5,
+        files_precision=1.0,
+        diff_lines=7,
+        worktree="/tmp/w",
+        artifacts="/tmp/a",
+        checks=(CHECK,),
+        sites=(
+            SiteResult(
+                site=0, file="a.py", kind="lines", start=1, length=2, covered=True, matched=False
+            ),
+        ),
+        tests=(TestRecord(phase="after", attempt=0, case=CASE),),
+        gate=GateResult(
+            verdict="fail",
+            reasons=("a regression",),
+            preexisting_files=("tests/test_p.py",),
+            flaky_files=("tests/test_f.py",),
+            regression_files=("tests/test_a.py",),
+            missing_files=("tests/test_m.py",),
+            regressions=1,
+            first_failures=(FirstFailure(file="tests/test_a.py", test="test_x", message="boom"),),
+            reruns=(
+                FileReruns(
+                    file="tests/test_a.py", attempts=1, passes=0, fails=1, no_tests=0, missing=False
+                ),
+            ),
+        ),
+        baseline_key="k",
+        baseline_cached=True,
+        retryable=False,
+        arm_exit_code=1,
+        report=ArmReport(
+            cost_usd=0.05,
+            sessions=1,
+            sessions_accepted=1,
+            sessions_rejected=0,
+            feedback_rounds=2,
+            over_budget=False,
+            flaky_files=("tests/test_f.py",),
+            turns=4,
+            session_list=(
+                SessionReport(
+                    session=0,
+                    session_id="s",
+                    status="accepted",
+                    cost_usd=0.05,
+                    turns=4,
+                    duration_s=3.0,
+                ),
+            ),
+        ),
+        owner=Owner(pid=1, host="h", process_start=2),
+        origin="pilot",
+        check_names=("test",),
+    )
+
+
+def _command_run(sha: str, case: CaseResult) -> CommandRun:
+    summary = RunnerSummary(runner="pytest", failed_tests=1, failed_files=None, passed=0)
+    return CommandRun(
+        sha=sha,
+        exit_code=1,
+        timed_out=False,
+        duration_s=0.5,
+        cases=(case,),
+        summary=summary,
+        log_path="l",
+    )
+
+
+def _only(path: Path) -> dict[str, object]:
+    rows: list[dict[str, object]] = pq.read_table(path).to_pylist()
+    [row] = rows
+    return row
+
+
+def test_one_row_of_every_table_through_the_builders(tmp_path: Path) -> None:
+    run = a_full_run()
+    write_run(tmp_path, run)
+    passed = CaseResult(file="t.py", name="t", outcome="passed", duration_s=0.1, message=None)
+    write_ab(
+        tmp_path,
+        AbResult(
+            ab_id="ab1",
+            command=("pytest",),
+            refs={"base": "main", "head": "fix"},
+            runs={
+                "base": (_command_run("1" * 40, CASE),),
+                "head": (_command_run("2" * 40, passed),),
+            },
+        ),
+    )
+    write_probe(
+        tmp_path,
+        ProbeResult(
+            probe_id="p1",
+            base_sha="1" * 40,
+            head_sha="2" * 40,
+            command=("pytest",),
+            sets=(
+                ProbeSet(
+                    reverted=("a.py",),
+                    verdicts=(
+                        Verdict(
+                            test="t.py::t",
+                            at_head=passed.outcome,
+                            reverted="failed",
+                            verdict="discriminates",
+                            message="boom",
+                        ),
+                    ),
+                ),
+            ),
+        ),
+    )
+    written = {"runs": "r1", "checks": "r1", "tests": "r1", "sites": "r1", "sessions": "r1"}
+    written |= {"ab": "ab1", "probes": "p1"}
+    assert set(written) == set(TABLES)
+    for table, name in written.items():
+        path = tmp_path / table / f"{name}.parquet"
+        declared = table_schema(table, run.check_names if table == "runs" else ())
+        assert pq.read_schema(path).names == declared.names, table
+        row = _only(path) if table != "ab" else pq.read_table(path).to_pylist()[1]
+        empty = {k for k, v in row.items() if v is None or v == []}
+        assert empty == ({"ci_status"} if table == "runs" else set()), (table, empty)
+    _, count = check_columns("test")
+    assert _only(tmp_path / "runs" / "r1.parquet")[count.name] == 1
+
+
+def test_an_imported_row_and_a_baseline_hold_every_column(tmp_path: Path) -> None:
+    csv = tmp_path / "published.csv"
+    csv.write_text("bench,arm,cost_usd,lint_status\nb,tool,0.5,ok\n")
+    [run_id] = import_runs(csv, tmp_path / "store")
+    [part] = (tmp_path / "store" / "runs").glob("*.parquet")
+    assert pq.read_schema(part).names == table_schema("runs", ["lint"]).names
+    row = _only(part)
+    assert (row["run_id"], row["cost_usd"], row["lint_status"], row["lint_count"]) == (
+        run_id,
+        0.5,
+        "ok",
+        None,
+    )
+    save(
+        tmp_path,
+        Baseline(
+            key="k",
+            checks=(CHECK,),
+            tests=(TestRecord(phase="base", attempt=0, case=CASE),),
+            report_read=True,
+            cached=False,
+        ),
+    )
+    for table in ("checks", "tests"):
+        path = tmp_path / "baselines" / table / "k.parquet"
+        assert pq.read_schema(path).names == table_schema(table).names
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"satus": "fail"}, "unknown ['satus'], missing none"),
+        ({"status": None}, None),
+    ],
+)
+def test_a_row_that_is_not_its_columns_is_an_error(
+    tmp_path: Path, change: dict[str, object], message: str | None
+) -> None:
+    [row] = check_rows("r1", [CHECK])
+    row |= change
+    if message is None:
+        write_table(tmp_path, "checks", "ok", [row], table_schema("checks"))
+        return
+    with pytest.raises(RowError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        write_table(tmp_path, "checks", "bad", [row], table_schema("checks"))
+    assert not (tmp_path / "checks").exists() or not list((tmp_path / "checks").iterdir())
+
+
+def test_a_missing_key_is_an_error(tmp_path: Path) -> None:
+    row = run_row(a_full_run())
+    del row["wall_s"]
+    with pytest.raises(RowError, match=r"unknown none, missing \['wall_s'\]"):
+        write_table(tmp_path, "runs", "r1", [row], table_schema("runs", ("test",)))
