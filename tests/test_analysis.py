@@ -241,6 +241,7 @@ def test_import_runs_recorded_elsewhere(tmp_path: Path) -> None:
         ("bench,arm,over_budget\ndemo,x,maybe\n", "row 2, over_budget", "not true or false"),
         ("bench,arm\ndemo,\n", "row 2, arm", "empty"),
         ("bench,arm,origin\ndemo,x,pilot\n", "origin", "set by import"),
+        ("bench,arm,ci_count\ndemo,x,3\n", "ci_count", "unknown column"),
     ],
 )
 def test_a_bad_csv_names_the_row_and_column(

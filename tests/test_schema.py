@@ -196,10 +196,10 @@ def test_one_row_of_every_table_through_the_builders(tmp_path: Path) -> None:
 
 def test_an_imported_row_and_a_baseline_hold_every_column(tmp_path: Path) -> None:
     csv = tmp_path / "published.csv"
-    csv.write_text("bench,arm,cost_usd,lint_status\nb,tool,0.5,ok\n")
+    csv.write_text("bench,arm,cost_usd,lint_status,typecheck_count\nb,tool,0.5,ok,3\n")
     [run_id] = import_runs(csv, tmp_path / "store")
     [part] = (tmp_path / "store" / "runs").glob("*.parquet")
-    assert pq.read_schema(part).names == table_schema("runs", ["lint"]).names
+    assert pq.read_schema(part).names == table_schema("runs", ["lint", "typecheck"]).names
     row = _only(part)
     assert (row["run_id"], row["cost_usd"], row["lint_status"], row["lint_count"]) == (
         run_id,
@@ -207,6 +207,7 @@ def test_an_imported_row_and_a_baseline_hold_every_column(tmp_path: Path) -> Non
         "ok",
         None,
     )
+    assert (row["typecheck_status"], row["typecheck_count"]) == (None, 3)  # a count alone kept
     save(
         tmp_path,
         Baseline(

@@ -23,7 +23,7 @@ Factory = Callable[[Bench, str], Arm]
 BUILTIN: dict[str, tuple[Factory, str]] = {
     "noop": (lambda bench, _: Noop(), "nothing: the base as it is"),
     "human": (lambda bench, _: Human(), "applies the human reference (the oracle)"),
-    "replay": (replay, "applies a recorded patch: replay:NAME (from the bench) or replay:PATH"),
+    "replay": (replay, "applies a recorded patch"),
     "simulated-agent": (
         lambda bench, _: SimulatedAgent(),
         "SIMULATED data for demos: makes each human change by chance",

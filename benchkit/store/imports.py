@@ -23,6 +23,19 @@ from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, table_schema
 
 REQUIRED = ("bench", "arm")
 SET_BY_IMPORT = ("schema_version", "origin")
+DECLARED = {c.name: c.type for c in RUN_COLUMNS}
+
+
+def check_of(column: str) -> str | None:
+    """The bench check a `<check>_status` or `<check>_count` column is about, or None
+    (a declared column such as `ci_status` is no check's)."""
+    if column in DECLARED:
+        return None
+    for suffix in ("_status", "_count"):
+        check = column.removesuffix(suffix)
+        if check != column and check and f"{check}_status" not in DECLARED:
+            return check
+    return None
 
 
 def _arrow_to_polars(kind: pa.DataType) -> pl.DataType:
@@ -63,11 +76,8 @@ def read_csv(path: Path) -> list[dict[str, Any]]:
         raise ImportFileError(path, "", "no such file") from None
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise ImportFileError(path, "", f"not a CSV file: {exc}") from None
-    declared = {c.name: c.type for c in RUN_COLUMNS}
     for column in frame.columns:
-        if column in SET_BY_IMPORT or (
-            column not in declared and not column.endswith(("_status", "_count"))
-        ):
+        if column in SET_BY_IMPORT or (column not in DECLARED and not check_of(column)):
             raise ImportFileError(
                 path, column, "unknown column (not a runs column, or set by import)"
             )
@@ -79,7 +89,7 @@ def read_csv(path: Path) -> list[dict[str, Any]]:
             raise ImportFileError(path, f"row {empty['index'][0] + 2}, {column}", "empty")
     columns = []
     for column in frame.columns:
-        kind = declared.get(column) or (pa.int64() if column.endswith("_count") else pa.string())
+        kind = DECLARED.get(column) or (pa.int64() if column.endswith("_count") else pa.string())
         columns.append(_cast(path, frame, column, kind))
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
     rows = pl.DataFrame(columns).to_dicts()
@@ -99,15 +109,7 @@ def import_runs(path: Path | str, store: Path | str | None = None) -> list[str]:
     as one file; their run ids."""
     path = Path(path)
     rows = read_csv(path)
-    declared = {c.name for c in RUN_COLUMNS}
-    checks = sorted(
-        {
-            k.removesuffix("_status").removesuffix("_count")
-            for row in rows
-            for k in row
-            if k not in declared
-        }
-    )
+    checks = sorted({check for row in rows for k in row if (check := check_of(k))})
     schema = table_schema("runs", checks)
     complete = [dict.fromkeys(schema.names) | row for row in rows]  # the rest is null
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
