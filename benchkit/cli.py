@@ -29,6 +29,13 @@ store_option = click.option(
 )
 
 
+bench_env_option = click.option(
+    "--bench",
+    default=None,
+    help="Run in this bench's environment [default: the caller's environment as it is].",
+)
+
+
 class _Benchkit(click.Group):
     """The command group: a user's mistake (any `BenchkitError`) is one line on stderr
     and exit 2, here for every command; anything else keeps its traceback."""
@@ -120,6 +127,9 @@ def pilot(
             click.echo(f"  worktree kept: {run.worktree}", err=True)
         if run.status != "ok":
             click.echo(f"  {run.failure_detail}; logs: {run.artifacts}/logs", err=True)
+        for check in run.checks:
+            if check.phase == "after" and check.status != "ok" and check.note:
+                click.echo(f"  {check.check}: {check.note}", err=True)
 
     try:
         with interrupts():
@@ -212,14 +222,26 @@ def import_(file: Path, store: Path | None) -> None:
 @click.option("--head", required=True, help="The ref after the change.")
 @click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--repo", type=click.Path(path_type=Path), default=Path("."), show_default=True)
+@bench_env_option
 @store_option
 @click.argument("command", nargs=-1, required=True)
 def ab_(
-    base: str, head: str, repeat: int, repo: Path, store: Path | None, command: tuple[str, ...]
+    base: str,
+    head: str,
+    repeat: int,
+    repo: Path,
+    bench: str | None,
+    store: Path | None,
+    command: tuple[str, ...],
 ) -> None:
     """Run the identical test command at both refs: `benchkit ab --base A --head B -- CMD`."""
-    result = benchkit.ab(base, head, list(command), repeat=repeat, repo=repo, store=store)
-    click.echo(f"base {result.sha('base')}\nhead {result.sha('head')}\n")
+    result = benchkit.ab(
+        base, head, list(command), repeat=repeat, repo=repo, store=store, bench=bench
+    )
+    for side in ("base", "head"):
+        python = result.runs[side][0].python or "no python found"
+        click.echo(f"{side} {result.sha(side)}  python {python}")
+    click.echo("")
     click.echo(result.to_markdown())
 
 
@@ -229,6 +251,7 @@ def ab_(
 @click.option("--revert", multiple=True, help="A source file to restore to base (repeat).")
 @click.option("--each", is_flag=True, help="Revert one file at a time.")
 @click.option("--repo", type=click.Path(path_type=Path), default=Path("."), show_default=True)
+@bench_env_option
 @store_option
 @click.argument("command", nargs=-1)
 def probe(
@@ -237,6 +260,7 @@ def probe(
     revert: tuple[str, ...],
     each: bool,
     repo: Path,
+    bench: str | None,
     store: Path | None,
     command: tuple[str, ...],
 ) -> None:
@@ -249,6 +273,7 @@ def probe(
         each=each,
         repo=repo,
         store=store,
+        bench=bench,
     )
     click.echo(result.to_markdown())
 
@@ -273,6 +298,40 @@ def arms() -> None:
     """List the built-in arms and the bundled arm files."""
     for name, what in benchkit.list_arms().items():
         click.echo(f"{name:<18} {what}")
+
+
+@main.group()
+def env() -> None:
+    """The cache of bench environments (virtualenvs built per bench and reused)."""
+
+
+@env.command(name="list")
+def env_list() -> None:
+    """List the cached environments: key, Python, packages, size, when built and used."""
+    from benchkit.workspace.environment import cached, envs_dir
+
+    found = cached()
+    if not found:
+        click.echo(f"no environments in {envs_dir()}", err=True)
+    for e in found:
+        used = f"{e.last_used:%Y-%m-%d %H:%M}" if e.last_used else "never"
+        click.echo(
+            f"{e.key}  python {e.python}  {e.packages:>3} packages  {e.megabytes:>7.1f} MB  "
+            f"built {e.built_at}  used {used}"
+        )
+
+
+@env.command(name="prune")
+@click.option("--unused-days", type=click.FloatRange(min=0), help="Only those unused so long.")
+@click.option("--all", "everything", is_flag=True, help="Every cached environment.")
+def env_prune(unused_days: float | None, everything: bool) -> None:
+    """Remove cached environments (pilots at work keep their own copies)."""
+    from benchkit.workspace.environment import prune
+
+    if everything == (unused_days is not None):
+        raise UsageError("env prune", "", "give one of --all or --unused-days DAYS")
+    removed = prune(unused_days=unused_days)
+    click.echo(f"removed {len(removed)} environments" + "".join(f"\n  {k}" for k in removed))
 
 
 if __name__ == "__main__":

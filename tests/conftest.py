@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,9 +22,36 @@ def sh_git(repo: Path, *args: str) -> str:
     ).stdout.strip()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """One uv cache for the session: a package is downloaded once, whatever the test."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("UV_CACHE_DIR", str(tmp_path_factory.mktemp("uv-cache")))
+        yield
+
+
+@pytest.fixture(scope="session")
+def maintainer_venv(tmp_path_factory: pytest.TempPathFactory, _packages: None) -> Path:
+    """A maintainer's own virtualenv, as `benchkit ab` finds it active: a pinned pytest
+    and a package benchkit lacks (freezegun), built with uv from the registry."""
+    from benchkit.workspace.environment import uv
+
+    venv = tmp_path_factory.mktemp("maintainer") / "venv"
+    uv("venv", "--quiet", "--python", "3.11", str(venv))
+    python = str(venv / "bin" / "python")
+    uv("pip", "install", "--quiet", "--python", python, "pytest==8.3.5", "freezegun==1.5.1")
+    return venv
+
+
+def activate(monkeypatch: pytest.MonkeyPatch, venv: Path) -> None:
+    """The virtualenv active, as `source venv/bin/activate` leaves a shell."""
+    monkeypatch.setenv("VIRTUAL_ENV", str(venv))
+    monkeypatch.setenv("PATH", f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
+
+
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test gets its own cache and store, never the user's."""
+    """Every test gets its own cache (environments included) and store, never the user's."""
     monkeypatch.setenv("BENCHKIT_CACHE", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.setenv("BENCHKIT_STORE", str(tmp_path_factory.mktemp("store")))
 
@@ -86,9 +114,10 @@ alone = "python -m pytest -q -p no:cacheprovider --junitxml {{report}} {{files}}
 [sites]
 exclude = ["test_*.py"]
 
-[env]
-PYTEST_DISABLE_PLUGIN_AUTOLOAD = "1"
-PYTHONPATH = "{{worktree}}"
+[environment]
+kind = "venv"
+python = "3.11"
+packages = ["pytest==8.3.5"]
 """
 
 

@@ -12,7 +12,7 @@ import pytest
 import benchkit
 from benchkit.change.probe import DISCRIMINATES, DOES_NOT, FAILS_AT_HEAD, PROVES_NOTHING, judge
 from benchkit.gate.junit import CaseResult
-from tests.conftest import make_repo
+from tests.conftest import activate, make_repo
 
 BASE = {
     "calc.py": "def add(a, b):\n    return a + b\n\n\ndef scale(x):\n    return x * 2\n",
@@ -37,6 +37,12 @@ def repo(tmp_path: Path) -> Path:
     path = tmp_path / "repo"
     make_repo(path, BASE, HEAD, "fix")
     return path
+
+
+@pytest.fixture(autouse=True)
+def _maintainer(monkeypatch: pytest.MonkeyPatch, maintainer_venv: Path) -> None:
+    """`ab` and `probe` run with the caller's environment: the maintainer's venv."""
+    activate(monkeypatch, maintainer_venv)
 
 
 def test_ab_runs_the_same_command_on_both_sides(repo: Path, tmp_path: Path) -> None:
@@ -196,3 +202,67 @@ def test_cli_ab_prints_both_shas(repo: Path, tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert lines[0].startswith("base ") and len(lines[0].split()[1]) == 40
     assert lines[1].startswith("head ") and len(lines[1].split()[1]) == 40
+
+
+FROZEN = {
+    "tests/test_clock.py": "import freezegun  # in the maintainer's venv, not benchkit's\n"
+    "import pytest\n\n\ndef test_pinned():\n    assert pytest.__version__ == '8.3.5'\n"
+    "    assert freezegun.__version__ == '1.5.1'\n",
+}
+
+
+def test_ab_runs_in_the_maintainers_virtualenv(tmp_path: Path, maintainer_venv: Path) -> None:
+    repo = tmp_path / "repo"
+    make_repo(repo, {**BASE, **FROZEN}, {**HEAD, **FROZEN}, "fix")
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "benchkit", "ab", "--repo", str(repo)),
+            *("--base", "main", "--head", "fix", "--", *JUNIT, "tests/test_clock.py"),
+        ],
+        env={**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    python = str(maintainer_venv / "bin" / "python")
+    base, head = done.stdout.splitlines()[:2]
+    for side, line in zip(("base", "head"), (base, head), strict=True):
+        assert line.startswith(side) and line.split("  python ")[1].endswith(f" {python}")
+    rows = benchkit.table("ab", tmp_path / "store").sort("side").to_dicts()
+    assert [(r["passed"], r["failed"], r["errors"]) for r in rows] == [(1, 0, 0), (1, 0, 0)]
+    assert all(r["python"].endswith(python) for r in rows)
+
+
+def test_ab_shows_an_import_error_apart_from_failures(repo: Path, tmp_path: Path) -> None:
+    broken = {**HEAD, "tests/test_mul.py": "from calc import mul\nimport no_such_module\n"}
+    make_repo(tmp_path / "broken", BASE, broken, "fix")
+    result = benchkit.ab("main", "fix", JUNIT, repo=tmp_path / "broken", store=tmp_path / "s")
+    head = result.runs["head"][0]
+    # pytest stops at the collection error: nothing ran, and it is no failure
+    assert (head.passed, head.failed, head.errors) == (0, 0, 1)
+    text = result.to_markdown()
+    assert "Tests that could not run:" in text
+    assert "- head: tests/test_mul.py: ModuleNotFoundError: No module named 'no_such_module'" in (
+        text
+    )
+
+
+def test_ab_in_a_benchs_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("VIRTUAL_ENV")
+    monkeypatch.setenv("PATH", os.environ["PATH"].split(os.pathsep, 1)[1])  # deactivated
+    repo = tmp_path / "repo"
+    make_repo(repo, {**BASE, **FROZEN}, {**HEAD, **FROZEN}, "fix")
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "bench.toml").write_text(
+        f'name = "b"\ninstruction = "x"\n[repo]\ngit = "{repo}"\nbase = "main"\n'
+        '[human]\nref = "fix"\n[environment]\nkind = "venv"\n'
+        'packages = ["pytest==8.3.5", "freezegun==1.5.1"]\n'
+    )
+    command = [*JUNIT, "tests/test_clock.py"]
+    result = benchkit.ab("main", "fix", command, repo=repo, store=tmp_path / "s", bench=bench)
+    for side in ("base", "head"):
+        run = result.runs[side][0]
+        assert (run.passed, run.failed, run.errors) == (1, 0, 0)
+        assert run.python is not None and "-env/bin/python" in run.python

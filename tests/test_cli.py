@@ -44,7 +44,10 @@ def test_pilot_prints_a_line_per_run_and_a_table(tiny: TinyRepo, tmp_path: Path)
     assert lines[7] == "tests, by the gate:"
     assert lines[8].split() == ["human", "#1", "pass", "no", "failing", "test"]
     # progress went to stderr, stage by stage
-    assert "tiny human #1: prepare baseline execute verify score record cleanup" in done.stderr
+    assert (
+        "tiny human #1: prepare environment baseline execute verify score record cleanup"
+        in done.stderr
+    )
 
 
 def test_a_failed_run_exits_1_and_is_listed(tiny: TinyRepo, tmp_path: Path) -> None:

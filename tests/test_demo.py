@@ -18,8 +18,8 @@ from tests.conftest import DEMO
 
 # The demo's commits are built with a fixed author and fixed dates: the same on
 # every machine. A change to base/ or human.patch changes them, on purpose.
-DEMO_BASE_SHA = "82049d27cf62a20be21b0822476a1861acb4f47e"
-DEMO_HUMAN_SHA = "ab4a672b11300903bef1ca4f66822fe185780b84"
+DEMO_BASE_SHA = "597fbd18f27682a4d6d482b59349890dc30b496a"
+DEMO_HUMAN_SHA = "c52cb97581baee34d7bf979f706b5aece4e33811"
 ARMS = ["human", "noop", "replay:agent-a", "replay:agent-b", "fake-agent"]
 
 

@@ -129,7 +129,7 @@ def test_bad_reports_are_errors(text: str) -> None:
 
 def test_runner_summaries_of_the_real_logs() -> None:
     assert read_summary((FIXTURES / "pytest.log").read_text()) == RunnerSummary(
-        runner="pytest", failed_tests=4, failed_files=None, passed=3, skipped=1
+        runner="pytest", failed_tests=4, failed_files=None, passed=3, skipped=1, errors=2
     )
     assert read_summary((FIXTURES / "vitest.log").read_text()) == RunnerSummary(
         runner="vitest", failed_tests=1, failed_files=2, passed=4, skipped=1
@@ -160,3 +160,10 @@ def test_runner_summary_lines(log: str, expected: int) -> None:
 
 def test_no_summary_in_a_crash_log() -> None:
     assert read_summary("Segmentation fault (core dumped)\n") is None
+
+
+def test_a_collection_error_says_what_failed_to_import() -> None:
+    cases = parse_report((FIXTURES / "pytest-xunit2.xml").read_text())
+    broken = next(c for c in cases if c.file == "tests/test_broken.py")
+    assert broken.outcome == "error"
+    assert broken.message == "ModuleNotFoundError: No module named 'does_not_exist'"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import polars as pl
@@ -104,7 +104,7 @@ def test_the_diff_holds_commits_staged_unstaged_and_untracked(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
     [p] = plan([PilotSpec(bench=str(tiny.bench_dir), arm="noop")])
-    p = type(p)(spec=p.spec, bench=p.bench, arm=Busy(), repository=p.repository)
+    p = replace(p, arm=Busy())
     run = execute_plan(p, tmp_path)
     patch = Path(run.artifacts, "agent.patch").read_text()
     for text in ("+VERSION = 2", "+STAGED = 1", "+UNSTAGED = 2", "+UNTRACKED = 3"):
@@ -217,7 +217,7 @@ def test_a_pilot_stopped_half_way_is_still_recorded(
     tiny: TinyRepo, tmp_path: Path, error: BaseException, status: str, kind: str
 ) -> None:
     [p] = plan([PilotSpec(bench=str(tiny.bench_dir), arm="noop")])
-    p = type(p)(spec=p.spec, bench=p.bench, arm=Raising(error), repository=p.repository)
+    p = replace(p, arm=Raising(error))
     with pytest.raises(type(error)):
         execute_plan(p, tmp_path)
     row = benchkit.runs(tmp_path).row(0, named=True)

@@ -21,6 +21,7 @@ from benchkit.store.parquet import RowError, write_run, write_table
 from benchkit.store.records import (
     ArmReport,
     CheckResult,
+    EnvironmentUsed,
     Owner,
     PilotSpec,
     Run,
@@ -60,7 +61,9 @@ def a_full_run() -> Run:
         human_sha="2" * 40,
         benchkit_version="0.1.0",
         started_at=datetime(2026, 1, 1, tzinfo=UTC),
-        phases={s: 1.0 for s in ("prepare", "baseline", "execute", "verify", "score")},
+        phases={
+            s: 1.0 for s in ("prepare", "environment", "baseline", "execute", "verify", "score")
+        },
         sites_total=3,
         sites_covered=2,
         sites_matched=1,
@@ -119,6 +122,12 @@ def a_full_run() -> Run:
         owner=Owner(pid=1, host="h", process_start=2),
         origin="pilot",
         check_names=("test",),
+        environment=EnvironmentUsed(
+            key="venv-0123456789abcdef",
+            python="3.11.7 /usr/bin/python3.11",
+            packages=("pytest==8.3.5",),
+            packages_digest="fedcba9876543210",
+        ),
     )
 
 
@@ -132,6 +141,7 @@ def _command_run(sha: str, case: CaseResult) -> CommandRun:
         cases=(case,),
         summary=summary,
         log_path="l",
+        python="3.11.7 /usr/bin/python3.11",
     )
 
 

@@ -78,11 +78,9 @@ def test_the_installed_wheel_runs_the_demo_from_another_folder(
 ) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(tmp_path / "home"),
-        "BENCHKIT_CACHE": str(tmp_path / "cache"),
-    }
+    left_out = ("BENCHKIT_STORE", "VIRTUAL_ENV", "PYTHONPATH")  # the checkout's traces
+    env = {k: v for k, v in os.environ.items() if k not in left_out}
+    env |= {"HOME": str(tmp_path / "home"), "BENCHKIT_CACHE": str(tmp_path / "cache")}
     benches = _run([str(installed), "benches"], cwd=elsewhere, env=env).stdout
     assert benches.startswith("demo ") and str(installed.parent.parent) in benches
     assert "fake-agent" in _run([str(installed), "arms"], cwd=elsewhere, env=env).stdout

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -105,6 +105,28 @@ class Sites(Strict):
     exclude: list[str] = Field(default_factory=list)
 
 
+class Environment(Strict):
+    """What the checks run with. `venv`: a virtualenv of the bench's own, built with uv
+    from a Python on this machine, the repository's dependency files at base and the
+    bench's pins, cached by what makes it; `none`: the caller's PATH as it is."""
+
+    kind: Literal["venv", "none"] = "none"
+    python: str | None = None  # a version ("3.11") or an interpreter's path; venv only
+    requirements: list[str] = Field(default_factory=list)  # files in the repository at base
+    extras: list[str] = Field(default_factory=list)  # of the repository's pyproject.toml
+    packages: list[str] = Field(default_factory=list)  # the bench's own pins
+    project: Literal["editable", "pythonpath", "none"] = "pythonpath"
+
+    @model_validator(mode="after")
+    def _venv_only(self) -> Environment:
+        given = [k for k in ("python", "requirements", "extras", "packages") if getattr(self, k)]
+        if self.kind == "none" and given:
+            raise ValueError(f'{given[0]} goes with kind = "venv"')
+        if self.kind == "none" and self.project == "editable":
+            raise ValueError('project = "editable" needs kind = "venv"')
+        return self
+
+
 class BenchFile(Strict):
     name: Annotated[str, Field(pattern=NAME)]
     description: str = ""
@@ -114,6 +136,7 @@ class BenchFile(Strict):
     checks: list[Check] = Field(default_factory=list)
     tests: Tests | None = None
     sites: Sites = Field(default_factory=Sites)
+    environment: Environment = Field(default_factory=Environment)
     env: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")

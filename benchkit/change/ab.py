@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from benchkit.analysis.markdown import markdown_table
-from benchkit.change.testrun import CommandRun, run_at
+from benchkit.change.testrun import CommandRun, bench_environment, run_at
 from benchkit.store.parquet import store_path, write_table
 from benchkit.store.schema import SCHEMA_VERSION, table_schema
 from benchkit.workspace.git import mirror_repository, resolve_ref
@@ -64,14 +64,23 @@ class AbResult:
                     first.sha[:12],
                     _n(first.passed),
                     _n(first.failed),
+                    _n(first.errors),
                     _n(first.skipped),
                     f"{min(times):.2f} s / {statistics.median(times):.2f} s",
+                    first.python or "none found",
                 ]
             )
+        header = ["side", "sha", "passed", "failed", "errors", "skipped"]
+        header += ["duration (min / median)", "python"]
         text = f"`{shlex.join(self.command)}`, {len(self.runs['base'])} run(s) a side\n\n"
-        text += markdown_table(
-            ["side", "sha", "passed", "failed", "skipped", "duration (min / median)"], rows
-        )
+        text += markdown_table(header, rows)
+        errors = [
+            f"- {side}: {message}"
+            for side in SIDES
+            for message in self.runs[side][0].error_messages()
+        ]
+        if errors:
+            text += "\n\nTests that could not run:\n\n" + "\n".join(errors)
         if any(r.cases is None for side in SIDES for r in self.runs[side]):
             return text + "\n\nFlipped tests: no JUnit report, so none can be named."
         flips = self.flips()
@@ -104,6 +113,8 @@ def ab_rows(result: AbResult) -> list[dict[str, Any]]:
             "repeat": i + 1,
             "passed": run.passed,
             "failed": run.failed,
+            "errors": run.errors,
+            "python": run.python,
             "skipped": run.skipped,
             "duration_s": run.duration_s,
             "exit_code": run.exit_code,
@@ -123,21 +134,32 @@ def ab(
     repeat: int = 1,
     repo: Path | str = ".",
     store: Path | str | None = None,
+    bench: str | Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> AbResult:
     """Run the identical test command at `base` and at `head` of the repository, each
-    in a fresh worktree, `repeat` times a side; record it in the store's `ab` table."""
+    in a fresh worktree, `repeat` times a side, with the caller's environment (or the
+    environment of `bench`); record it in the store's `ab` table."""
     repo, store = Path(repo), store_path(store)
     mirror = mirror_repository(repo)
     shas = {
         "base": resolve_ref(mirror, repo, base, "--base"),
         "head": resolve_ref(mirror, repo, head, "--head"),
     }
+    environment = bench_environment(bench, mirror, shas["base"], shas["head"])
     ab_id = f"ab-{datetime.now(UTC):%Y%m%dT%H%M%S}-{shas['head'][:8]}"
     logs = store / "artifacts" / ab_id
     runs = {
         side: tuple(
-            run_at(mirror, shas[side], command, logs=logs, name=f"{side}-{i + 1}", env=env)
+            run_at(
+                mirror,
+                shas[side],
+                command,
+                logs=logs,
+                name=f"{side}-{i + 1}",
+                env=env,
+                environment=environment,
+            )
             for i in range(repeat)
         )
         for side in SIDES

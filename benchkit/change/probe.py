@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchkit.analysis.markdown import markdown_table
-from benchkit.change.testrun import CommandRun, report_path, run_at
+from benchkit.change.testrun import CommandRun, bench_environment, report_path, run_at
 from benchkit.errors import UsageError
 from benchkit.gate.junit import CaseResult
 from benchkit.store.parquet import store_path, write_table
@@ -55,6 +55,7 @@ class ProbeResult:
     head_sha: str
     command: tuple[str, ...]
     sets: tuple[ProbeSet, ...]
+    python: str | None = None  # version and path of the Python that ran the tests
 
     def to_markdown(self) -> str:
         rows = [
@@ -64,7 +65,7 @@ class ProbeResult:
         ]
         head = (
             f"Probe of {self.head_sha[:12]} against {self.base_sha[:12]}: "
-            f"`{shlex.join(self.command)}`\n\n"
+            f"`{shlex.join(self.command)}` (python: {self.python or 'none found'})\n\n"
         )
         return head + markdown_table(["reverted", "test", "at head", "reverted", "verdict"], rows)
 
@@ -129,6 +130,7 @@ def probe(
     test_globs: Sequence[str] = TEST_GLOBS,
     repo: Path | str = ".",
     store: Path | str | None = None,
+    bench: str | Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> ProbeResult:
     """In a worktree at head, restore source files (default: every changed non-test
@@ -161,7 +163,10 @@ def probe(
     at_base = set(git("ls-tree", "-r", "--name-only", base_sha, cwd=mirror).split())
     probe_id = f"probe-{datetime.now(UTC):%Y%m%dT%H%M%S}-{head_sha[:8]}"
     logs = store / "artifacts" / probe_id
-    at_head = run_at(mirror, head_sha, command, logs=logs, name="head", env=env)
+    environment = bench_environment(bench, mirror, head_sha, head_sha)  # worktrees at head
+    at_head = run_at(
+        mirror, head_sha, command, logs=logs, name="head", env=env, environment=environment
+    )
     head_cases = _by_test(at_head)
     watched = [t for t in head_cases if t.split("::")[0] in tests] or list(head_cases)
     groups = [[f] for f in sources] if each else [sources]
@@ -174,6 +179,7 @@ def probe(
             logs=logs,
             name=f"reverted-{n}",
             env=env,
+            environment=environment,
             prepare=_restore(base_sha, group, at_base),
         )
         now = _by_test(run)
@@ -191,6 +197,7 @@ def probe(
         head_sha=head_sha,
         command=tuple(command),
         sets=tuple(sets),
+        python=at_head.python,
     )
     write_probe(store, result)
     return result

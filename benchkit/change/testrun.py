@@ -1,12 +1,17 @@
 """One test command run at one commit, in a fresh worktree, and what it reported.
 
-The command's test counts come from its JUnit report when it writes one (`{report}`
-in the command, or a `--junitxml` path it names), else from the closing summary of
-pytest, vitest, jest or bun test in its output.
+The command runs with the caller's environment as it is (the active virtualenv, the
+caller's PATH), the worktree's code first on `PYTHONPATH`; or, when asked, in an
+instance of a bench's environment. The Python its `python` names is recorded.
+Its test counts come from its JUnit report when it writes one (`{report}` in the
+command, or a `--junitxml` path it names), else from the closing summary of pytest,
+vitest, jest or bun test in its output. Tests that could not run (an import error)
+are counted apart from those that failed, and their messages kept.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import uuid
@@ -14,12 +19,27 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchkit.bench.find import find_bench
+from benchkit.errors import BenchError
 from benchkit.gate.junit import CaseResult, ReportError, parse_report
 from benchkit.gate.summary import RunnerSummary, read_summary
 from benchkit.workspace import proc
 from benchkit.workspace.cache import cache_dir
 from benchkit.workspace.commands import allowed_env, substitute
-from benchkit.workspace.git import add_worktree, remove_worktree
+from benchkit.workspace.environment import (
+    PROBE,
+    EnvironmentFailure,
+    Instance,
+    Recipe,
+    ensure,
+    env_copy_of,
+    importable_root,
+    instantiate,
+    recipe,
+    remove,
+)
+from benchkit.workspace.git import Repository, add_worktree, remove_worktree
+from benchkit.workspace.proc import ProcError, capture
 
 REPORT_FLAG = re.compile(r"^--junit-?xml(?:=(.+))?$")
 
@@ -35,6 +55,8 @@ class CommandRun:
     cases: tuple[CaseResult, ...] | None
     summary: RunnerSummary | None
     log_path: str
+    python: str | None = None  # version and path of the Python that `python` named
+    error_lines: tuple[str, ...] = ()  # the runner's own lines on tests that could not run
 
     @property
     def source(self) -> str:
@@ -53,7 +75,21 @@ class CommandRun:
 
     @property
     def failed(self) -> int | None:
-        return self._count(("failed", "error"), self.summary.failed_tests if self.summary else None)
+        summary = self.summary
+        from_summary = summary.failed_tests - (summary.errors or 0) if summary else None
+        return self._count(("failed",), from_summary)
+
+    @property
+    def errors(self) -> int | None:
+        """Tests that could not run: errors in collection, imports or fixtures."""
+        return self._count(("error",), self.summary.errors if self.summary else None)
+
+    def error_messages(self) -> list[str]:
+        """What went wrong with the tests that could not run, one line each."""
+        found = [
+            f"{c.file or c.name}: {c.message}" for c in self.cases or () if c.outcome == "error"
+        ]
+        return found or list(self.error_lines)
 
     @property
     def skipped(self) -> int | None:
@@ -76,14 +112,46 @@ def report_path(command: Sequence[str]) -> str | None:
     return None
 
 
-def command_env(worktree: Path, extra: Mapping[str, str]) -> dict[str, str]:
-    """What the command sees: the allow-list of the checks, benchkit's python first on
-    PATH, and PYTHONPATH set to the worktree, so the code tested is the worktree's."""
-    env = allowed_env()
-    env["PYTHONPATH"] = str(worktree)
+ERROR_LINE = re.compile(r"^ERROR (\S.*)$", re.MULTILINE)  # pytest's short summary
+PYTHON_NAME = re.compile(r"^python[\d.]*$")
+
+
+def command_env(
+    worktree: Path, instance: Instance | None, extra: Mapping[str, str]
+) -> dict[str, str]:
+    """What the command sees: the caller's environment as it is, with the worktree's
+    code first on PYTHONPATH; or the allow-list and a bench environment's instance."""
+    if instance is None:
+        env = dict(os.environ)
+        given = [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []
+        env["PYTHONPATH"] = os.pathsep.join([str(importable_root(worktree)), *given])
+    else:
+        env = allowed_env() | instance.variables()
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.update({k: v.replace("{worktree}", str(worktree)) for k, v in extra.items()})
     return env
+
+
+def interpreter(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> str | None:
+    """The version and path of the Python a command runs: its own first word when that
+    is a python, else the `python` its PATH names; None when there is none."""
+    python = argv[0] if PYTHON_NAME.match(Path(argv[0]).name) else "python"
+    try:
+        return capture([python, "-c", PROBE], cwd=cwd, env=env, timeout_s=60).strip() or None
+    except (ProcError, OSError):
+        return None
+
+
+def bench_environment(
+    bench: str | Path | None, mirror: Path, base_sha: str, head_sha: str
+) -> Recipe | None:
+    """A bench's environment for a command at two commits, its dependency files read at
+    `base_sha`; None for the caller's own. Raises `BenchError`."""
+    if bench is None:
+        return None
+    return recipe(
+        find_bench(bench), Repository(mirror=mirror, base_sha=base_sha, human_sha=head_sha)
+    )
 
 
 def run_at(
@@ -94,14 +162,24 @@ def run_at(
     logs: Path,
     name: str,
     env: Mapping[str, str] | None = None,
+    environment: Recipe | None = None,
     timeout_s: float = 1800.0,
     prepare: Callable[[Path], None] | None = None,
 ) -> CommandRun:
-    """Run a test command in a fresh worktree at `sha` (after `prepare`, if given)."""
+    """Run a test command in a fresh worktree at `sha` (after `prepare`, if given), with
+    the caller's environment, or in an instance of the given bench environment."""
     worktree = cache_dir() / "worktrees" / f"{name}-{uuid.uuid4().hex[:8]}"
     worktree.parent.mkdir(parents=True, exist_ok=True)
     add_worktree(mirror, sha, worktree)
+    instance = None
     try:
+        if environment is not None:
+            log = logs / f"{name}-environment.log"
+            try:
+                built = ensure(environment, tree=worktree, log=log)
+                instance = instantiate(built, where=env_copy_of(worktree), tree=worktree, log=log)
+            except EnvironmentFailure as exc:
+                raise BenchError(log, "environment", str(exc)) from None
         if prepare is not None:
             prepare(worktree)
         report = report_path(command)
@@ -115,13 +193,10 @@ def run_at(
         )
         log = logs / f"{name}.log"
         log.unlink(missing_ok=True)
-        finished = proc.run(
-            argv,
-            cwd=worktree,
-            env=command_env(worktree, env or {}),
-            log_path=log,
-            timeout_s=timeout_s,
-        )
+        variables = command_env(worktree, instance, env or {})
+        argv = [argv] if isinstance(argv, str) else argv
+        finished = proc.run(argv, cwd=worktree, env=variables, log_path=log, timeout_s=timeout_s)
+        output = log.read_text(errors="replace")
         cases = None
         if report_file is not None and report_file.exists():
             try:
@@ -136,8 +211,11 @@ def run_at(
             timed_out=finished.timed_out,
             duration_s=round(finished.duration_s, 3),
             cases=cases,
-            summary=read_summary(log.read_text(errors="replace")),
+            summary=read_summary(output),
             log_path=str(log),
+            python=interpreter(argv, variables, worktree),
+            error_lines=tuple(ERROR_LINE.findall(output)[:5]),
         )
     finally:
+        remove(instance)
         remove_worktree(mirror, worktree)

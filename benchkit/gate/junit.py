@@ -31,6 +31,8 @@ FAILING: tuple[Outcome, ...] = ("failed", "error")
 TEST_FILE = re.compile(r"^[\w.@/+-]+\.(py|[cm]?[jt]sx?|mjs|cjs|rb|go|rs|php)$")
 PYTEST_MODULE = re.compile(r"^(test_\w*|\w*_test)$")
 MESSAGE_CHARS = 500
+GENERIC_MESSAGES = (None, "", "collection failure")
+PYTEST_EXCEPTION = re.compile(r"^E\s+(\w+(?:Error|Exception)\b.*)$", re.MULTILINE)
 
 
 class ReportError(ValueError):
@@ -95,6 +97,20 @@ def _first_line(text: str | None) -> str | None:
     return line[:MESSAGE_CHARS] or None
 
 
+def _exception_line(text: str | None) -> str | None:
+    """The last `E   SomeError: ...` line of a pytest traceback, if it has one."""
+    found = PYTEST_EXCEPTION.findall(text or "")
+    return found[-1].strip()[:MESSAGE_CHARS] if found else None
+
+
+def _message(message: str | None, text: str | None) -> str | None:
+    """A failure's message: its own, unless pytest only said `collection failure` (an
+    import error, say), whose exception line then says what happened."""
+    if message in GENERIC_MESSAGES or not message:
+        return _exception_line(text) or _first_line(message) or _first_line(text)
+    return _first_line(message)
+
+
 def parse_report(text: str) -> list[CaseResult]:
     """Every test case of a JUnit XML report."""
     if not text.strip():
@@ -116,7 +132,7 @@ def parse_report(text: str) -> list[CaseResult]:
                     outcome = "error"
                 elif isinstance(result, Failure):
                     outcome = "failed"
-                message = _first_line(result.message) or _first_line(result.text)
+                message = _message(result.message, result.text)
             name = (case.name or "").strip()
             cases.append(
                 CaseResult(

@@ -36,6 +36,7 @@ class RunnerSummary:
     failed_files: int | None  # where the runner counts files (jest, vitest)
     passed: int | None = None
     skipped: int | None = None
+    errors: int | None = None  # of `failed_tests`, those that could not run (pytest)
 
 
 def _count(text: str, word: str) -> int:
@@ -67,17 +68,19 @@ def read_summary(log: str) -> RunnerSummary | None:
             )
     pytest = _last(PYTEST, text)
     if pytest is not None:
-        failed = _count(pytest, "failed") + _count(pytest, "errors?")
+        errors = _count(pytest, "errors?")
         return RunnerSummary(
             runner="pytest",
-            failed_tests=failed,
+            failed_tests=_count(pytest, "failed") + errors,
             failed_files=None,
             passed=_count(pytest, "passed"),
             skipped=_count(pytest, "skipped") + _count(pytest, "deselected"),
+            errors=errors,
         )
     interrupted = _last(PYTEST_INTERRUPTED, text)
     if interrupted is not None:
-        return RunnerSummary(runner="pytest", failed_tests=int(interrupted), failed_files=None)
+        count = int(interrupted)
+        return RunnerSummary(runner="pytest", failed_tests=count, failed_files=None, errors=count)
     if BUN_RAN.search(text):
         fail, passed, skipped = (_last(p, text) for p in (BUN_FAIL, BUN_PASS, BUN_SKIP))
         return RunnerSummary(

@@ -20,6 +20,7 @@ from benchkit.store.records import CheckResult, TestRecord
 from benchkit.store.rows import check_from_row, check_rows, test_from_row, test_rows
 from benchkit.store.schema import table_schema
 from benchkit.workspace.checks import run_checks
+from benchkit.workspace.environment import Environment, env_copy_of, instantiate, remove
 from benchkit.workspace.git import Repository, add_worktree, remove_worktree
 
 
@@ -38,13 +39,16 @@ class Baseline:
         return TestRun(cases=tuple(t.case for t in self.tests))
 
 
-def baseline_key(bench: Bench, base_sha: str) -> str:
+def baseline_key(bench: Bench, base_sha: str, environment: Environment) -> str:
+    """What the checks at base depend on: the commit, the checks, the test runner, the
+    bench's `[env]`, and the environment they ran with (its key and its packages)."""
     f = bench.file
     recipe = {
         "base": base_sha,
         "checks": [c.model_dump() for c in f.checks],
         "tests": f.tests.model_dump() if f.tests else None,
         "env": f.env,
+        "environment": [environment.recipe.key, environment.packages_digest],
     }
     return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:20]
 
@@ -88,17 +92,26 @@ def save(store: Path, baseline: Baseline) -> None:
     )
 
 
-def establish(bench: Bench, repo: Repository, *, store: Path, worktree: Path) -> Baseline:
-    """The baseline from the cache, or by running the checks in a worktree at base."""
-    key = baseline_key(bench, repo.base_sha)
+def establish(
+    bench: Bench, repo: Repository, environment: Environment, *, store: Path, worktree: Path
+) -> Baseline:
+    """The baseline from the cache, or by running the checks in a worktree at base, in
+    an instance of the environment of its own. Raises `EnvironmentFailure`."""
+    key = baseline_key(bench, repo.base_sha, environment)
     cached = load(store, key)
     if cached is not None:
         return cached
     logs = store / "artifacts" / "baselines" / key
+    logs.mkdir(parents=True, exist_ok=True)
     add_worktree(repo.mirror, repo.base_sha, worktree)
+    instance = None
     try:
-        runs = run_checks(bench, phase="base", worktree=worktree, logs=logs)
+        instance = instantiate(
+            environment, where=env_copy_of(worktree), tree=worktree, log=logs / "environment.log"
+        )
+        runs = run_checks(bench, phase="base", instance=instance, logs=logs)
     finally:
+        remove(instance)
         remove_worktree(repo.mirror, worktree)
     test_run = next((r.tests for r in runs if r.tests is not None), None)
     cases = test_run.cases if test_run is not None and test_run.cases is not None else ()

@@ -28,6 +28,7 @@ from benchkit.run.plan import Plan
 from benchkit.store.parquet import write_run, write_run_row
 from benchkit.store.records import (
     CheckResult,
+    EnvironmentUsed,
     Owner,
     Run,
     RunStatus,
@@ -36,6 +37,15 @@ from benchkit.store.records import (
 )
 from benchkit.workspace.cache import cache_dir
 from benchkit.workspace.checks import run_alone, run_checks
+from benchkit.workspace.environment import (
+    Environment,
+    EnvironmentFailure,
+    Instance,
+    ensure,
+    env_copy_of,
+    instantiate,
+    remove,
+)
 from benchkit.workspace.git import (
     Repository,
     add_worktree,
@@ -134,10 +144,16 @@ class _Pilot:
     tests: list[TestRecord] = field(default_factory=list)
     baseline: Baseline | None = None
     gate: GateResult | None = None
+    environment: Environment | None = None
+    instance: Instance | None = None
 
     @property
     def logs(self) -> Path:
         return self.artifacts / "logs"
+
+    @property
+    def env_copy(self) -> Path:
+        return env_copy_of(self.worktree)
 
 
 def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
@@ -147,11 +163,26 @@ def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
     stage("prepare")
     with clock.stage("prepare"):
         add_worktree(repo.mirror, repo.base_sha, pilot.worktree)
-    stage("baseline")
-    with clock.stage("baseline"):
-        pilot.baseline = establish(bench, repo, store=pilot.store, worktree=pilot.base_tree)
-        pilot.checks += pilot.baseline.checks
-        pilot.tests += pilot.baseline.tests
+    try:
+        stage("environment")
+        with clock.stage("environment"):
+            log = pilot.logs / "environment.log"
+            environment = ensure(p.recipe, tree=pilot.worktree, log=log)
+            pilot.environment = environment
+            pilot.instance = instantiate(
+                environment, where=pilot.env_copy, tree=pilot.worktree, log=log
+            )
+        stage("baseline")
+        with clock.stage("baseline"):
+            pilot.baseline = establish(
+                bench, repo, environment, store=pilot.store, worktree=pilot.base_tree
+            )
+    except EnvironmentFailure as exc:  # the bench's failure: recorded, and others go on
+        pilot.outcome = ArmOutcome(ok=False, failure_kind="environment", detail=str(exc))
+        pilot.status = "failed"
+        return
+    pilot.checks += pilot.baseline.checks
+    pilot.tests += pilot.baseline.tests
     stage("execute")
     with clock.stage("execute"):
         try:
@@ -176,8 +207,9 @@ def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
 
 def _verify(pilot: _Pilot, stage: Callable[[str], None]) -> None:
     """The checks after the arm, then the gate: failing test files rerun alone."""
-    bench = pilot.plan.bench
-    runs = run_checks(bench, phase="after", worktree=pilot.worktree, logs=pilot.logs)
+    bench, instance = pilot.plan.bench, pilot.instance
+    assert instance is not None
+    runs = run_checks(bench, phase="after", instance=instance, logs=pilot.logs)
     pilot.checks += [r.result for r in runs]
     after = next((r.tests for r in runs if r.tests is not None), None)
     if after is None:
@@ -190,9 +222,7 @@ def _verify(pilot: _Pilot, stage: Callable[[str], None]) -> None:
         stage("rerun")
     for file in files:
         for attempt in range(1, pilot.plan.spec.flake_reruns + 1):
-            rerun = run_alone(
-                bench, worktree=pilot.worktree, file=file, attempt=attempt, logs=pilot.logs
-            )
+            rerun = run_alone(bench, instance=instance, file=file, attempt=attempt, logs=pilot.logs)
             reruns.setdefault(file, []).append(rerun)
             pilot.tests += [
                 TestRecord(phase="rerun", attempt=attempt, case=c) for c in rerun.cases or ()
@@ -239,6 +269,12 @@ def _record(pilot: _Pilot, coverage: Coverage | None, keep: bool) -> Run:
         owner=pilot.owner,
         origin="simulated" if getattr(p.arm, "simulated", False) else "pilot",
         check_names=tuple(c.name for c in p.bench.file.checks),
+        environment=EnvironmentUsed(
+            key=p.recipe.key,
+            python=p.recipe.described_python,
+            packages=pilot.environment.packages if pilot.environment else None,
+            packages_digest=pilot.environment.packages_digest if pilot.environment else None,
+        ),
     )
 
 
@@ -324,4 +360,5 @@ def _finish(pilot: _Pilot, keep: bool, stage: Callable[[str], None]) -> Run:
         if folder.exists() and not (keep and folder == pilot.worktree):
             remove_worktree(repo.mirror, folder)
     shutil.rmtree(pilot.home, ignore_errors=True)
+    remove(pilot.instance)
     return run

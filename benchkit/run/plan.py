@@ -15,6 +15,7 @@ from benchkit.bench.bench_file import Bench
 from benchkit.bench.find import find_bench
 from benchkit.errors import BenchError
 from benchkit.store.records import PilotSpec
+from benchkit.workspace.environment import Recipe, recipe
 from benchkit.workspace.git import Repository, prepare_repository
 
 DEFAULT_EXECUTOR = "local"  # the label of a pilot whose arm names no executor
@@ -28,22 +29,26 @@ class Plan:
     bench: Bench
     arm: Arm
     repository: Repository
+    recipe: Recipe  # what the bench's checks run with
 
 
 def plan(specs: list[PilotSpec]) -> list[Plan]:
     """Check every input of the pilots; raises a `BenchkitError`, writes nothing."""
-    ready: dict[str, tuple[Bench, Repository]] = {}
+    ready: dict[str, tuple[Bench, Repository, Recipe]] = {}
     plans = []
     for spec in specs:
         if spec.bench not in ready:
             bench = find_bench(spec.bench)
-            ready[spec.bench] = bench, prepare_repository(bench)
-        bench, repository = ready[spec.bench]
+            repository = prepare_repository(bench)
+            ready[spec.bench] = bench, repository, recipe(bench, repository)
+        bench, repository, env_recipe = ready[spec.bench]
         bench = only_checks(bench, spec.checks)
         arm = resolve_arm(bench, spec)
         if not spec.executor:
             spec = replace(spec, executor=getattr(arm, "executor", DEFAULT_EXECUTOR))
-        plans.append(Plan(spec=spec, bench=bench, arm=arm, repository=repository))
+        plans.append(
+            Plan(spec=spec, bench=bench, arm=arm, repository=repository, recipe=env_recipe)
+        )
     return plans
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from benchkit.store.parquet import read_table, store_path, update_run
+from benchkit.workspace.environment import env_copy_of
 from benchkit.workspace.git import diff, git, remove_worktree, snapshot
 from benchkit.workspace.proc import ProcError, alive
 
@@ -48,9 +49,13 @@ def recover(store: Path | str | None = None) -> list[str]:
 
 
 def _salvage(row: dict[str, object]) -> None:
-    """The partial patch of a crashed run, from its worktree, which is then removed."""
+    """The partial patch of a crashed run, from its worktree, which is then removed
+    with the run's copy of its environment."""
     worktree = Path(str(row["worktree"])) if row.get("worktree") else None
-    if worktree is None or not worktree.is_dir():
+    if worktree is None:
+        return
+    shutil.rmtree(env_copy_of(worktree), ignore_errors=True)
+    if not worktree.is_dir():
         return
     try:
         mirror = Path(

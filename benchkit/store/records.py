@@ -107,6 +107,16 @@ class PilotSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
+class EnvironmentUsed:
+    """What a run's checks ran with."""
+
+    key: str  # the environment's cache key; `none`: the caller's PATH
+    python: str | None  # the interpreter's version and path
+    packages: tuple[str, ...] | None  # `name==version`, as installed
+    packages_digest: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Owner:
     """The benchkit process that runs a pilot: a `running` run whose owner is gone
     was left by a benchkit that was killed."""
@@ -153,6 +163,7 @@ class Run:
     owner: Owner | None = None
     origin: str = "pilot"
     check_names: tuple[str, ...] = field(default=())
+    environment: EnvironmentUsed | None = None
 
     @property
     def wall_s(self) -> float:

@@ -14,7 +14,7 @@ from typing import Any
 
 from benchkit.gate.junit import CaseResult
 from benchkit.gate.verdict import GateResult
-from benchkit.store.records import ArmReport, CheckResult, Run, TestRecord
+from benchkit.store.records import ArmReport, CheckResult, EnvironmentUsed, Run, TestRecord
 from benchkit.store.schema import SCHEMA_VERSION
 
 
@@ -48,6 +48,7 @@ def run_row(run: Run) -> dict[str, Any]:
         "files_precision": run.files_precision,
         "diff_lines": run.diff_lines,
         **gate_columns(run.gate),
+        **environment_columns(run.environment),
         "baseline_key": run.baseline_key,
         "baseline_cached": run.baseline_cached,
         "retryable": run.retryable,
@@ -60,13 +61,22 @@ def run_row(run: Run) -> dict[str, Any]:
         "worktree": run.worktree,
         "artifacts": run.artifacts,
     }
-    for stage in ("prepare", "baseline", "execute", "verify", "score"):
+    for stage in ("prepare", "environment", "baseline", "execute", "verify", "score"):
         row[f"{stage}_s"] = run.phases.get(stage)
     for check in run.check_names:
         result = run.after(check)
         row[f"{check}_status"] = result.status if result else None
         row[f"{check}_count"] = result.count if result else None
     return row
+
+
+def environment_columns(used: EnvironmentUsed | None) -> dict[str, Any]:
+    return {
+        "env_key": used.key if used else None,
+        "env_python": used.python if used else None,
+        "env_packages": list(used.packages) if used and used.packages is not None else None,
+        "env_packages_digest": used.packages_digest if used else None,
+    }
 
 
 def report_columns(report: ArmReport) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 2  # see benchkit/store/upgrade.py for the history and the steps
+SCHEMA_VERSION = 3  # see benchkit/store/upgrade.py for the history and the steps
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,6 +69,11 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column(name="started_at", type=pa.timestamp("us", tz="UTC"), doc="Start time, UTC."),
     Column(name="wall_s", type=pa.float64(), doc="Seconds from start to the record stage."),
     Column(name="prepare_s", type=pa.float64(), doc="Seconds to mirror and make the worktree."),
+    Column(
+        name="environment_s",
+        type=pa.float64(),
+        doc="Seconds to build or reuse the bench's environment, and copy it for the pilot.",
+    ),
     Column(name="baseline_s", type=pa.float64(), doc="Seconds of the checks at base."),
     Column(name="execute_s", type=pa.float64(), doc="Seconds the arm ran, diff included."),
     Column(name="verify_s", type=pa.float64(), doc="Seconds of the checks after the arm."),
@@ -144,6 +149,18 @@ RUN_COLUMNS: tuple[Column, ...] = (
         type=pa.string(),
         doc="CI's verdict on the change, where known (imported records): ok or fail.",
     ),
+    Column(
+        name="env_key",
+        type=pa.string(),
+        doc="Cache key of the environment the checks ran in; none: the caller's PATH.",
+    ),
+    Column(name="env_python", type=pa.string(), doc="Version and path of the checks' Python."),
+    Column(
+        name="env_packages",
+        type=pa.list_(pa.string()),
+        doc="name==version of every package in the checks' environment (venv).",
+    ),
+    Column(name="env_packages_digest", type=pa.string(), doc="Digest of env_packages."),
     Column(name="baseline_key", type=pa.string(), doc="Key of the base checks' cache entry."),
     Column(name="baseline_cached", type=pa.bool_(), doc="The base checks came from the cache."),
     Column(name="worktree", type=pa.string(), doc="Worktree path; kept only with --keep."),
@@ -210,7 +227,13 @@ AB_COLUMNS: tuple[Column, ...] = (
     Column(name="sha", type=pa.string(), doc="The commit the ref named."),
     Column(name="repeat", type=pa.int32(), doc="Repeat number, from 1."),
     Column(name="passed", type=pa.int32(), doc="Tests passed; null when unread."),
-    Column(name="failed", type=pa.int32(), doc="Tests failed or errored; null when unread."),
+    Column(name="failed", type=pa.int32(), doc="Tests failed; null when unread."),
+    Column(
+        name="errors",
+        type=pa.int32(),
+        doc="Tests that could not run (an import or collection error); null when unread.",
+    ),
+    Column(name="python", type=pa.string(), doc="The Python the command's `python` named."),
     Column(name="skipped", type=pa.int32(), doc="Tests skipped; null when unread."),
     Column(name="duration_s", type=pa.float64(), doc="Seconds the command ran."),
     Column(name="exit_code", type=pa.int32(), doc="The command's exit code."),

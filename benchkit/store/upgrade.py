@@ -9,6 +9,9 @@ Version history:
   1  the first store: runs, checks, sites (no gate, no arm report, no origin).
   2  runs gain the gate, the arm's report (cost, sessions), failure and process
      columns, `origin` and `ci_status`; new tables `tests` and `sessions`.
+  3  runs gain the environment their checks ran with (`environment_s`, `env_key`,
+     `env_python`, `env_packages`, `env_packages_digest`); `ab` rows gain `errors`
+     and `python` (a version-2 `ab` row's `failed` counts errored tests too).
 """
 
 from __future__ import annotations
@@ -22,14 +25,15 @@ from benchkit.store.schema import SCHEMA_VERSION
 Step = Callable[[str, pl.LazyFrame], pl.LazyFrame]
 
 
+def _bump(version: int) -> pl.Expr:
+    """`schema_version` one up on the rows of `version`."""
+    old = pl.col("schema_version") == version
+    return pl.when(old).then(pl.lit(version + 1, pl.Int32)).otherwise(pl.col("schema_version"))
+
+
 def _v1_to_v2(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
     old = pl.col("schema_version") == 1
-    changes = [
-        pl.when(old)
-        .then(pl.lit(2, pl.Int32))
-        .otherwise(pl.col("schema_version"))
-        .alias("schema_version")
-    ]
+    changes = [_bump(1).alias("schema_version")]
     if table == "runs":
         # Version 1 knew no arm report: its cost was never reported.
         defaults = {
@@ -45,7 +49,12 @@ def _v1_to_v2(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
     return rows.with_columns(changes)
 
 
-STEPS: dict[int, Step] = {1: _v1_to_v2}
+def _v2_to_v3(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
+    # The new columns read as null: version 2 did not know the environment.
+    return rows.with_columns(_bump(2).alias("schema_version"))
+
+
+STEPS: dict[int, Step] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def upgrade(table: str, rows: pl.LazyFrame, oldest: int = 1) -> pl.LazyFrame:

@@ -1,9 +1,10 @@
 """Checks: a bench's commands run on a tree, each with a status, a count and a log.
 
-A check runs with the worktree as its working directory and an allow-listed
-environment: nothing of the caller's PYTHONPATH, virtualenv or git settings leaks
-in, so the code under test resolves to the worktree (the bench's own `env` says how,
-say a PYTHONPATH into the worktree).
+A check runs with the tree as its working directory, in the pilot's own instance of
+the bench's environment (its `bin` first on PATH, the tree's code importable as the
+bench says), with an allow-listed environment: nothing of the caller's PYTHONPATH,
+of benchkit's virtualenv or of git's settings leaks in. The bench's own `env` applies
+on top.
 """
 
 from __future__ import annotations
@@ -19,16 +20,17 @@ from benchkit.gate.verdict import TestRun
 from benchkit.store.records import CheckResult, CheckStatus, Phase
 from benchkit.workspace import proc
 from benchkit.workspace.commands import allowed_env, substitute
+from benchkit.workspace.environment import Instance
 
 # `python -m tool` prints this when the tool is not installed.
 _NO_MODULE = re.compile(r"^\S*python[\d.]*: No module named (\S+)\s*$", re.MULTILINE)
 
 
-def check_env(bench: Bench, worktree: Path) -> dict[str, str]:
-    env = allowed_env()
+def check_env(bench: Bench, instance: Instance) -> dict[str, str]:
+    env = allowed_env() | instance.variables()
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     for name, value in bench.file.env.items():
-        env[name] = value.replace("{worktree}", str(worktree))
+        env[name] = value.replace("{worktree}", str(instance.tree))
     return env
 
 
@@ -67,6 +69,15 @@ def read_report(report: Path) -> tuple[tuple[CaseResult, ...] | None, str | None
     return tuple(cases), None
 
 
+def could_not_run(cases: tuple[CaseResult, ...]) -> str | None:
+    """A note on the tests that could not run (an import error, say), or None."""
+    errors = [c for c in cases if c.outcome == "error"]
+    if not errors:
+        return None
+    first = errors[0]
+    return f"{len(errors)} could not run: {first.file or first.name}: {first.message or 'error'}"
+
+
 @dataclass(frozen=True, kw_only=True)
 class CheckRun:
     """A check's result and, for the bench's test check, what the gate needs of it."""
@@ -76,13 +87,13 @@ class CheckRun:
 
 
 def _run(
-    command: str | list[str], *, bench: Bench, worktree: Path, log_path: Path, timeout_s: float
+    command: str | list[str], *, bench: Bench, instance: Instance, log_path: Path, timeout_s: float
 ) -> tuple[proc.Finished, str]:
     log_path.unlink(missing_ok=True)
     finished = proc.run(
         command,
-        cwd=worktree,
-        env=check_env(bench, worktree),
+        cwd=instance.tree,
+        env=check_env(bench, instance),
         log_path=log_path,
         timeout_s=timeout_s,
     )
@@ -106,10 +117,12 @@ def run_check(
     *,
     phase: Phase,
     bench: Bench,
-    worktree: Path,
+    instance: Instance,
     logs: Path,
 ) -> CheckRun:
-    """Run one check on a tree and read its status and count."""
+    """Run one check on a tree, in its instance of the environment; read its status and
+    count."""
+    worktree = instance.tree
     tests = bench.file.tests
     report = worktree / tests.report if tests else None
     by_report = report is not None and (
@@ -122,7 +135,7 @@ def run_check(
     finished, output = _run(
         substitute(check.command, values),
         bench=bench,
-        worktree=worktree,
+        instance=instance,
         log_path=logs / f"{phase}-{check.name}.log",
         timeout_s=check.timeout,
     )
@@ -134,8 +147,10 @@ def run_check(
     elif test_run is not None and status in ("ok", "fail"):
         if not test_run.cases:
             status, note = "fail", test_run.problem  # no report or no test: no pass
-        elif check.count is not None and check.count.junit:
-            count = failed_count(test_run.cases)
+        else:
+            note = could_not_run(test_run.cases)
+            if check.count is not None and check.count.junit:
+                count = failed_count(test_run.cases)
     result = CheckResult(
         check=check.name,
         phase=phase,
@@ -149,15 +164,18 @@ def run_check(
     return CheckRun(result=result, tests=test_run)
 
 
-def run_checks(bench: Bench, *, phase: Phase, worktree: Path, logs: Path) -> tuple[CheckRun, ...]:
+def run_checks(
+    bench: Bench, *, phase: Phase, instance: Instance, logs: Path
+) -> tuple[CheckRun, ...]:
     return tuple(
-        run_check(c, phase=phase, bench=bench, worktree=worktree, logs=logs)
+        run_check(c, phase=phase, bench=bench, instance=instance, logs=logs)
         for c in bench.file.checks
     )
 
 
-def run_alone(bench: Bench, *, worktree: Path, file: str, attempt: int, logs: Path) -> TestRun:
+def run_alone(bench: Bench, *, instance: Instance, file: str, attempt: int, logs: Path) -> TestRun:
     """Run one test file alone with the bench's `alone` template."""
+    worktree = instance.tree
     tests = bench.file.tests
     assert tests is not None
     report = worktree / tests.report
@@ -169,7 +187,7 @@ def run_alone(bench: Bench, *, worktree: Path, file: str, attempt: int, logs: Pa
             tests.alone, {"worktree": str(worktree), "report": str(report), "files": [file]}
         ),
         bench=bench,
-        worktree=worktree,
+        instance=instance,
         log_path=logs / f"rerun-{attempt}-{safe}.log",
         timeout_s=test_check.timeout,
     )

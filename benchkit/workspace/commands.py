@@ -7,6 +7,7 @@ import os
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 ALLOWED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM")
 
@@ -34,12 +35,22 @@ def substitute(
     return argv
 
 
+def own_bin() -> Path | None:
+    """The `bin` folder of the virtualenv benchkit itself runs in, if it runs in one."""
+    return Path(sys.prefix) / "bin" if sys.prefix != sys.base_prefix else None
+
+
+def caller_path() -> list[str]:
+    """The caller's PATH, without benchkit's own virtualenv."""
+    own = own_bin()
+    folders = os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep)
+    return [f for f in folders if f and (own is None or Path(f) != own)]
+
+
 def allowed_env(names: Sequence[str] = ALLOWED_ENV) -> dict[str, str]:
-    """The allow-listed part of benchkit's own environment, with a UTF-8 locale by
-    default and the python that runs benchkit first on PATH (its tools beside it)."""
+    """The allow-listed part of the caller's environment, with a UTF-8 locale by
+    default, and its PATH without benchkit's own virtualenv."""
     env = {k: os.environ[k] for k in names if k in os.environ}
-    env["PATH"] = os.pathsep.join(
-        [os.path.dirname(sys.executable), env.get("PATH", "/usr/bin:/bin")]
-    )
+    env["PATH"] = os.pathsep.join(caller_path())
     env.setdefault("LANG", "C.UTF-8")
     return env

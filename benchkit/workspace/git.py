@@ -7,20 +7,18 @@ get the same shas everywhere.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchkit.bench.bench_file import Bench
 from benchkit.errors import BenchError, RefError
-from benchkit.workspace.cache import cache_dir
+from benchkit.workspace.cache import cache_dir, locked
 from benchkit.workspace.proc import ProcError, capture
 
 FIXED_IDENTITY = {
@@ -49,18 +47,6 @@ def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def git(*args: str, cwd: Path | None = None, input_text: str | None = None, **env: str) -> str:
     return capture(["git", *args], cwd=cwd, env=git_env(env), input_text=input_text)
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock, so that pilots in parallel processes share one mirror safely."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".lock"), "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,7 +98,7 @@ def _build_from_tree(bench: Bench, folder: Path, patch: Path) -> Path:
     """A bare repository with two commits, base (the folder) and human (the patch)."""
     key = _digest(_tree_digest(folder), patch.read_bytes(), bench.name.encode())
     mirror = cache_dir() / "repos" / f"{bench.name}-tree-{key}.git"
-    with _locked(mirror):
+    with locked(mirror):
         if (mirror / "refs" / "benchkit" / "human").exists():
             return mirror
         tmp = Path(tempfile.mkdtemp(prefix=mirror.name + ".", dir=mirror.parent))
@@ -155,7 +141,7 @@ def _mirror_git(source: str) -> Path:
     local = Path(source).expanduser()
     url = str(local.resolve()) if local.exists() else source
     mirror = cache_dir() / "repos" / f"{_slug(url)}-{_digest(url.encode())}.git"
-    with _locked(mirror):
+    with locked(mirror):
         if mirror.exists():
             git("fetch", "--quiet", "--prune", "origin", cwd=mirror)
         else:
@@ -205,7 +191,7 @@ def prepare_repository(bench: Bench) -> Repository:
 
 def _human_from_patch(bench: Bench, mirror: Path, base_sha: str, patch: Path) -> str:
     ref = f"refs/benchkit/human-{_digest(base_sha.encode(), patch.read_bytes())}"
-    with _locked(mirror / "benchkit-human"):
+    with locked(mirror / "benchkit-human"):
         found = resolve(mirror, ref)
         if found:
             return found
@@ -219,13 +205,13 @@ def _human_from_patch(bench: Bench, mirror: Path, base_sha: str, patch: Path) ->
 
 def add_worktree(mirror: Path, sha: str, where: Path) -> Path:
     """A fresh detached worktree at `sha`."""
-    with _locked(mirror / "benchkit-worktrees"):
+    with locked(mirror / "benchkit-worktrees"):
         git("worktree", "add", "--quiet", "--detach", str(where), sha, cwd=mirror)
     return where
 
 
 def remove_worktree(mirror: Path, where: Path) -> None:
-    with _locked(mirror / "benchkit-worktrees"):
+    with locked(mirror / "benchkit-worktrees"):
         try:
             git("worktree", "remove", "--force", "--force", str(where), cwd=mirror)
         except ProcError:
@@ -262,6 +248,14 @@ def apply_patch(worktree: Path, patch_text: str) -> None:
     """Apply a patch to the worktree's files; raises `ProcError` when it does not apply."""
     if patch_text.strip():
         git("apply", "--whitespace=nowarn", "-", cwd=worktree, input_text=patch_text)
+
+
+def file_text(repo_dir: Path, sha: str, path: str) -> str | None:
+    """A file's text at a commit, or None when it is not there."""
+    try:
+        return git("show", f"{sha}:{path}", cwd=repo_dir)
+    except ProcError:
+        return None
 
 
 def file_lines(repo_dir: Path, sha: str, path: str) -> list[str] | None:

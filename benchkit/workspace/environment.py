@@ -1,0 +1,409 @@
+"""Bench environments: what a bench's checks run with, never benchkit's own.
+
+A `venv` environment is a virtualenv built with uv from a Python found on this
+machine (never downloaded), the repository's dependency files at base and the
+bench's own pins. It is built once per key (the digest of the interpreter, the
+dependency files' content, the extras, the pins, the project mode and the way it is
+built) under `<cache>/envs/<key>/`, its files read-only, and never used in place:
+each pilot, and each baseline, runs in a copy of its own made of hard links (`cp -al`,
+a few hundredths of a second where copying the bytes takes a second). A tool that
+replaces a file there (pip, uv, Python writing bytecode) replaces the copy's link
+only; one that writes into a file in place is refused by its mode, or, as root, who
+ignores modes, is found afterwards by the file's changed size or time: the cached
+environment is then dropped and built again. The worktree's own code is made
+importable in the copy: an editable install (`editable`), `src/` or the root on
+`PYTHONPATH` (`pythonpath`), or nothing (`none`).
+
+A `none` environment is the caller's PATH as it is, for benches that bring their own
+toolchain. Either way benchkit's own virtualenv, its plugins and its `PYTHONPATH` stay
+out of the checks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from uv import find_uv_bin
+
+from benchkit.bench.bench_file import Bench
+from benchkit.errors import BenchError
+from benchkit.workspace.cache import cache_dir, locked
+from benchkit.workspace.commands import caller_path
+from benchkit.workspace.git import Repository, file_text
+from benchkit.workspace.proc import ProcError, capture
+
+RECIPE_VERSION = 1  # the way benchkit builds an environment; a change makes new keys
+META = "benchkit-env.json"
+LAST_USED = ".last-used"
+PROBE = "import sys; print(sys.version.split()[0], sys.executable)"
+# an interpreter of the machine's own: never a virtualenv (benchkit's), never a download
+SYSTEM_ONLY = ("--system", "--no-python-downloads", "--python-preference", "only-system")
+
+
+class EnvironmentFailure(Exception):
+    """An environment that could not be built or copied: the bench's failure."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Recipe:
+    """Everything that makes an environment; its key is their digest."""
+
+    kind: Literal["venv", "none"]
+    python: str  # the base interpreter (venv), or the `python` on the caller's PATH
+    python_version: str
+    files: tuple[tuple[str, str], ...] = ()  # dependency files at base: path, content
+    extras: tuple[str, ...] = ()
+    packages: tuple[str, ...] = ()
+    project: Literal["editable", "pythonpath", "none"] = "pythonpath"
+    builder: str = ""  # uv's version and benchkit's recipe version
+
+    @property
+    def key(self) -> str:
+        if self.kind == "none":
+            return "none"
+        fields = asdict(self)
+        digest = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+        return f"venv-{digest[:16]}"
+
+    @property
+    def described_python(self) -> str | None:
+        return f"{self.python_version} {self.python}" if self.python else None
+
+    def requirement_args(self, root: Path) -> list[str]:
+        """uv's arguments for what to install, with the files read from `root`."""
+        args: list[str] = []
+        for path, _ in self.files:
+            args += ["-r", str(root / path)]
+        for extra in self.extras:
+            args += ["--extra", extra]
+        return [*args, *self.packages]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Environment:
+    """A built environment in the cache (or the caller's PATH, for `none`)."""
+
+    recipe: Recipe
+    path: Path | None
+    packages: tuple[str, ...] | None  # `name==version` as installed; None for `none`
+    reused: bool = False
+
+    @property
+    def packages_digest(self) -> str | None:
+        if self.packages is None:
+            return None
+        return hashlib.sha256("\n".join(self.packages).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Instance:
+    """One pilot's own copy of an environment, for one tree."""
+
+    environment: Environment
+    path: Path | None  # the copy; None for `none`
+    tree: Path
+
+    def variables(self) -> dict[str, str]:
+        """PATH (and VIRTUAL_ENV, PYTHONPATH) for a command that runs in this instance."""
+        found = {"PATH": os.pathsep.join(caller_path())}
+        if self.path is not None:
+            found["PATH"] = os.pathsep.join([str(self.path / "bin"), found["PATH"]])
+            found["VIRTUAL_ENV"] = str(self.path)
+        if self.environment.recipe.project == "pythonpath":
+            found["PYTHONPATH"] = str(importable_root(self.tree))
+        return found
+
+
+def importable_root(tree: Path) -> Path:
+    """Where a tree's own code is imported from: `src/` when it has one, else its root."""
+    return tree / "src" if (tree / "src").is_dir() else tree
+
+
+def uv_env() -> dict[str, str]:
+    """uv's environment: the caller's, without benchkit's virtualenv, with the cache of
+    benchkit's (or `UV_CACHE_DIR`) and no interpreter downloads."""
+    left_out = ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CONDA_PREFIX")
+    env = {k: v for k, v in os.environ.items() if k not in left_out}
+    env["PATH"] = os.pathsep.join(caller_path())
+    env.setdefault("UV_CACHE_DIR", str(cache_dir() / "uv"))
+    env["UV_PYTHON_DOWNLOADS"] = "never"
+    return env
+
+
+def uv(*args: str, timeout_s: float = 900.0) -> str:
+    return capture([find_uv_bin(), *args], env=uv_env(), timeout_s=timeout_s)
+
+
+@cache
+def _builder() -> str:
+    return f"{uv('--version').strip()}; recipe {RECIPE_VERSION}"
+
+
+def _interpreter(python: str, env: Mapping[str, str]) -> tuple[str, str]:
+    """The version and path of a Python, by running it."""
+    version, _, path = capture([python, "-c", PROBE], env=env, timeout_s=60).strip().partition(" ")
+    return version, path
+
+
+@cache
+def _system_python(wanted: str) -> tuple[str, str]:
+    """The version and path of the machine's own Python that `wanted` names."""
+    return _interpreter(uv("python", "find", *SYSTEM_ONLY, wanted).strip(), uv_env())
+
+
+def recipe(bench: Bench, repo: Repository) -> Recipe:
+    """What the bench's environment is made of, read at base; raises `BenchError`."""
+    spec = bench.file.environment
+    if spec.kind == "none":
+        env = {**uv_env(), "PATH": os.pathsep.join(caller_path())}
+        python = shutil.which("python", path=env["PATH"])
+        version, path = _interpreter(python, env) if python else ("", "")
+        return Recipe(kind="none", python=path, python_version=version, project=spec.project)
+    wanted = spec.python or f"{sys.version_info.major}.{sys.version_info.minor}"
+    try:
+        version, path = _system_python(wanted)
+    except ProcError as exc:
+        raise BenchError(
+            bench.path, "environment.python", f"no Python {wanted} on this machine ({exc})"
+        ) from None
+    names = [*spec.requirements]
+    if spec.extras or spec.project == "editable":
+        names.append("pyproject.toml")  # the project's dependencies, and its extras
+    files = []
+    for name in dict.fromkeys(names):
+        text = file_text(repo.mirror, repo.base_sha, name)
+        field = "environment.requirements" if name in spec.requirements else "environment"
+        if text is None:
+            raise BenchError(bench.path, field, f"no file {name} in the repository at base")
+        if name.endswith(".txt") and any(
+            line.strip().startswith(("-e", "--editable")) for line in text.splitlines()
+        ):
+            raise BenchError(bench.path, field, f"{name}: an editable line; use project")
+        files.append((name, text))
+    return Recipe(
+        kind="venv",
+        python=path,
+        python_version=version,
+        files=tuple(files),
+        extras=tuple(spec.extras),
+        packages=tuple(spec.packages),
+        project=spec.project,
+        builder=_builder(),
+    )
+
+
+def envs_dir() -> Path:
+    return cache_dir() / "envs"
+
+
+def _load(path: Path, recipe: Recipe) -> Environment | None:
+    try:
+        meta = json.loads((path / META).read_text())
+    except (OSError, ValueError):
+        return None
+    return Environment(recipe=recipe, path=path, packages=tuple(meta["packages"]), reused=True)
+
+
+def ensure(recipe: Recipe, *, tree: Path, log: Path) -> Environment:
+    """The environment of a recipe: from the cache, or built now (with the dependency
+    files of `tree`, a worktree at base). Raises `EnvironmentFailure`."""
+    if recipe.kind == "none":
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(f"environment none: the caller's PATH, python {recipe.python or '-'}\n")
+        return Environment(recipe=recipe, path=None, packages=None)
+    final = envs_dir() / recipe.key
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with locked(final):  # one build per key, whatever runs in parallel
+        found = _load(final, recipe)
+        if found is not None:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.write_text(f"environment {recipe.key}: reused from {final}\n")
+            return found
+        return _build(recipe, final, tree=tree, log=log)
+
+
+def _build(recipe: Recipe, final: Path, *, tree: Path, log: Path) -> Environment:
+    started = time.monotonic()
+    tmp = Path(tempfile.mkdtemp(prefix=f"{final.name}.", dir=final.parent))
+    lines = [f"environment {recipe.key}: building with {recipe.builder}"]
+    try:
+        venv = ["venv", "--quiet", "--relocatable", "--no-python-downloads"]
+        lines.append(uv(*venv, "--python", recipe.python, str(tmp / "venv")))
+        python = str(tmp / "venv" / "bin" / "python")
+        wanted = recipe.requirement_args(tree)
+        if wanted:
+            install = ["pip", "install", "--python", python, "--link-mode=copy"]
+            lines.append(uv(*install, "--compile-bytecode", *wanted))
+        packages = tuple(uv("pip", "freeze", "--python", python).split())
+    except ProcError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        _write_log(log, [*lines, exc.stdout, exc.stderr])
+        raise EnvironmentFailure(f"the environment could not be built: {exc}") from None
+    _read_only(tmp / "venv")
+    meta = {
+        "key": recipe.key,
+        "recipe": asdict(recipe) | {"files": [path for path, _ in recipe.files]},
+        "packages": packages,
+        "manifest": manifest(tmp / "venv"),
+        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "build_s": round(time.monotonic() - started, 3),
+    }
+    (tmp / "venv" / META).write_text(json.dumps(meta, indent=1))
+    os.replace(tmp / "venv", final)
+    shutil.rmtree(tmp, ignore_errors=True)
+    _write_log(log, [*lines, f"built in {meta['build_s']} s: {' '.join(packages)}"])
+    return Environment(recipe=recipe, path=final, packages=packages)
+
+
+def _files(root: Path) -> list[Path]:
+    """The environment's regular files, its bookkeeping left out, in a fixed order."""
+    found = []
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        found += [Path(folder, n) for n in sorted(names) if n not in (META, LAST_USED)]
+    return [p for p in found if not p.is_symlink()]
+
+
+def _read_only(root: Path) -> None:
+    for path in _files(root):
+        path.chmod(path.stat().st_mode & ~0o222)
+
+
+def manifest(root: Path) -> str:
+    """A digest of every file's path, size and modification time: it changes when a
+    file is written in place (a hard-linked copy shares size and time with the cache)."""
+    digest = hashlib.sha256()
+    for path in _files(root):
+        stat = path.lstat()
+        digest.update(f"{path.relative_to(root)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def _write_log(log: Path, lines: Sequence[str]) -> None:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("\n".join(line.rstrip() for line in lines if line.strip()) + "\n")
+
+
+def instantiate(environment: Environment, *, where: Path, tree: Path, log: Path) -> Instance:
+    """A copy of the environment of the pilot's own, with the tree's code importable as
+    the recipe says. Raises `EnvironmentFailure`."""
+    if environment.path is None:
+        return Instance(environment=environment, path=None, tree=tree)
+    try:
+        capture(["cp", "-al", str(environment.path), str(where)])  # hard links, same fs
+        (environment.path / LAST_USED).touch()
+        if environment.recipe.project == "editable":
+            python = str(where / "bin" / "python")
+            output = uv("pip", "install", "--python", python, "--no-deps", "-e", str(tree))
+            with log.open("a") as handle:
+                handle.write(output)
+    except (ProcError, OSError) as exc:
+        shutil.rmtree(where, ignore_errors=True)
+        with log.open("a") as handle:
+            handle.write(f"{exc}\n{getattr(exc, 'stderr', '')}\n")
+        raise EnvironmentFailure(f"the environment could not be set up: {exc}") from None
+    return Instance(environment=environment, path=where, tree=tree)
+
+
+def env_copy_of(worktree: Path) -> Path:
+    """Where a pilot keeps its copy of the environment: beside its worktree."""
+    return worktree.with_name(f"{worktree.name}-env")
+
+
+class EnvironmentWarning(UserWarning):
+    """A cached environment found changed, and dropped."""
+
+
+def remove(instance: Instance | None) -> None:
+    """Remove a pilot's copy; check that the cached environment is as it was built,
+    and drop it (with a warning) when it is not."""
+    if instance is None or instance.path is None:
+        return
+    shutil.rmtree(instance.path, ignore_errors=True)
+    cached_path = instance.environment.path
+    assert cached_path is not None
+    with locked(cached_path):
+        try:
+            built = json.loads((cached_path / META).read_text())["manifest"]
+        except (OSError, ValueError, KeyError):
+            return  # dropped meanwhile
+        if manifest(cached_path) == built:
+            return
+        shutil.rmtree(cached_path, ignore_errors=True)
+    warnings.warn(
+        f"a file of the cached environment {cached_path} was written in place; "
+        "it was dropped and will be built again",
+        EnvironmentWarning,
+        stacklevel=2,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cached:
+    """One environment in the cache, as `benchkit env list` shows it."""
+
+    key: str
+    path: Path
+    python: str
+    packages: int
+    megabytes: float
+    built_at: str
+    last_used: datetime | None
+
+
+def _size(path: Path) -> int:
+    return sum(p.lstat().st_size for p in path.rglob("*") if not p.is_symlink())
+
+
+def cached() -> list[Cached]:
+    """The built environments in the cache, newest first."""
+    found = []
+    folder = envs_dir()
+    for path in sorted(folder.glob("venv-*")) if folder.is_dir() else []:
+        try:
+            meta = json.loads((path / META).read_text())
+        except (OSError, ValueError):
+            continue  # a build in progress, or a broken folder
+        used = path / LAST_USED
+        found.append(
+            Cached(
+                key=path.name,
+                path=path,
+                python=str(meta["recipe"]["python_version"]),
+                packages=len(meta["packages"]),
+                megabytes=round(_size(path) / 1e6, 1),
+                built_at=str(meta["built_at"]),
+                last_used=datetime.fromtimestamp(used.stat().st_mtime, UTC)
+                if used.exists()
+                else None,
+            )
+        )
+    return sorted(found, key=lambda c: c.built_at, reverse=True)
+
+
+def prune(*, unused_days: float | None = None) -> list[str]:
+    """Remove cached environments (all of them, or those unused for `unused_days`);
+    their keys. Pilots at work keep their own copies, so removing is always safe."""
+    now = datetime.now(UTC)
+    removed = []
+    for entry in cached():
+        last = entry.last_used or datetime.fromisoformat(entry.built_at)
+        if unused_days is not None and (now - last).total_seconds() < unused_days * 86400:
+            continue
+        with locked(entry.path):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(entry.key)
+    return removed

@@ -1,0 +1,265 @@
+"""Benches in their own environments: built with uv from the registry, cached by what
+makes them, copied per pilot, and never benchkit's own."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+import benchkit
+from benchkit.bench.find import find_bench
+from benchkit.run.launch import run_pilots
+from benchkit.store.records import PilotSpec
+from benchkit.workspace.environment import EnvironmentWarning, cached, envs_dir, uv
+from tests.conftest import make_repo, sh_git, write_files
+
+OWN = Path(sys.prefix)  # benchkit's own virtualenv, in which these tests run
+
+SOURCE = {"src/m.py": "def f():\n    return 1\n"}
+HUMAN = {"src/m.py": "def f():\n    return 1\n\n\ndef g():\n    return 2\n"}
+TESTS = {
+    "tests/test_env.py": f"""\
+import importlib.util
+import os
+import sys
+
+import freezegun  # not in benchkit's own environment
+import pytest
+
+from m import f
+
+
+def test_the_pinned_pytest_and_package():
+    assert pytest.__version__ == "8.3.5"
+    assert freezegun.__version__ == "1.5.1"
+
+
+def test_nothing_of_benchkit(pytestconfig):
+    assert not any(p.startswith({str(OWN)!r}) for p in sys.path)
+    assert not os.environ["PATH"].startswith({str(OWN)!r})
+    assert sys.prefix != {str(OWN)!r}
+    for name in ("benchkit", "nbval", "polars", "click"):
+        assert importlib.util.find_spec(name) is None, name
+    assert not pytestconfig.pluginmanager.has_plugin("nbval")
+
+
+def test_f():
+    assert f() == 1
+"""
+}
+
+BENCH = """\
+name = "envcase"
+instruction = "add g"
+
+[repo]
+git = "{repo}"
+base = "{base}"
+
+[human]
+ref = "{human}"
+
+[environment]
+{environment}
+
+[[checks]]
+name = "test"
+command = "python -m pytest -q -p no:cacheprovider --junitxml {{report}}"
+count = "junit"
+
+[tests]
+report = ".bench/junit.xml"
+alone = "python -m pytest -q -p no:cacheprovider --junitxml {{report}} {{files}}"
+
+[sites]
+exclude = ["tests/*"]
+"""
+
+VENV = """\
+kind = "venv"
+python = "3.11"
+packages = ["pytest==8.3.5", "freezegun==1.5.1"]
+"""
+
+
+def _bench(tmp_path: Path, environment: str, name: str = "bench") -> Path:
+    repo = tmp_path / f"{name}-repo"
+    base, human = make_repo(repo, {**SOURCE, **TESTS}, HUMAN, "human")
+    folder = tmp_path / name
+    folder.mkdir()
+    text = BENCH.format(repo=repo, base=base, human=human, environment=environment)
+    (folder / "bench.toml").write_text(text)
+    return folder
+
+
+def _own_path_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caller's PATH with benchkit's own virtualenv first, as when it is activated."""
+    monkeypatch.setenv("PATH", f"{OWN / 'bin'}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_a_bench_runs_in_its_own_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _own_path_first(monkeypatch)
+    bench = _bench(tmp_path, VENV)
+    first, again = benchkit.pilot(str(bench), arm=["human", "noop"], store=tmp_path / "store")
+    for run in (first, again):
+        assert (run.status, run.gate and run.gate.verdict) == ("ok", "pass"), run.failure_detail
+        assert [c.status for c in run.checks if c.phase == "after"] == ["ok"]
+    rows = benchkit.runs(tmp_path / "store").to_dicts()
+    assert rows[0]["env_key"] == rows[1]["env_key"] and rows[0]["env_key"].startswith("venv-")
+    assert "pytest==8.3.5" in rows[0]["env_packages"]
+    assert "freezegun==1.5.1" in rows[0]["env_packages"]
+    assert rows[0]["env_packages_digest"] == rows[1]["env_packages_digest"]
+    assert rows[0]["env_python"].startswith("3.11.")
+    assert str(OWN) not in rows[0]["env_python"]
+    # the second pilot reused what the first built
+    assert rows[1]["environment_s"] < 1.0
+    assert rows[1]["environment_s"] < 0.25 * rows[0]["environment_s"]
+    log = Path(rows[1]["artifacts"], "logs", "environment.log").read_text()
+    assert "reused" in log
+
+
+def test_without_the_environment_the_import_error_is_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The caller's own virtualenv has pytest but not freezegun; a `none` bench uses it.
+    user = tmp_path / "user-venv"
+    uv("venv", "--quiet", "--python", "3.11", str(user))
+    uv("pip", "install", "--quiet", "--python", str(user / "bin" / "python"), "pytest==8.3.5")
+    monkeypatch.setenv("PATH", f"{user / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    bench = _bench(tmp_path, 'kind = "none"')
+    done = subprocess.run(
+        [sys.executable, "-m", "benchkit", "pilot", "--bench", str(bench), "--arm", "human"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")},
+        timeout=300,
+    )
+    assert "test=FAIL" in done.stdout
+    message = "test: 1 could not run: tests/test_env.py: ModuleNotFoundError: No module named"
+    assert f"{message} 'freezegun'" in done.stderr
+    [row] = benchkit.runs(tmp_path / "store").to_dicts()
+    assert (row["env_key"], row["env_packages"]) == ("none", None)
+    assert row["env_python"].endswith(str(user / "bin" / "python"))
+
+
+def test_a_changed_dependency_file_gives_a_new_environment_and_baseline(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    files = {"requirements.txt": "iniconfig==2.0.0\n", "test_it.py": "def test_it():\n    pass\n"}
+    base, changed = make_repo(repo, files, {"requirements.txt": "iniconfig==2.1.0\n"}, "next")
+    sh_git(repo, "checkout", "--quiet", "next")
+    write_files(repo, {"m.py": "X = 1\n"})
+    sh_git(repo, "add", "-A")
+    sh_git(repo, "commit", "--quiet", "-m", "human")
+    human = sh_git(repo, "rev-parse", "HEAD")
+    keys = []
+    for n, sha in enumerate((base, changed, base)):
+        folder = tmp_path / f"b{n}"
+        folder.mkdir()
+        (folder / "bench.toml").write_text(
+            f'name = "deps"\ninstruction = "x"\n[repo]\ngit = "{repo}"\nbase = "{sha}"\n'
+            f'[human]\nref = "{human}"\n[environment]\nkind = "venv"\n'
+            'requirements = ["requirements.txt"]\npackages = ["pytest==8.3.5"]\n'
+            '[[checks]]\nname = "test"\ncommand = "python -m pytest -q -p no:cacheprovider"\n'
+        )
+        [run] = benchkit.pilot(str(folder), arm="noop", store=tmp_path / "store")
+        assert run.environment is not None and run.environment.packages is not None
+        keys.append((run.environment.key, run.baseline_key, run.baseline_cached))
+        wanted = "iniconfig==2.1.0" if sha == changed else "iniconfig==2.0.0"
+        assert wanted in run.environment.packages
+    assert keys[0][:2] != keys[1][:2]  # new environment, new baseline
+    assert keys[2] == (keys[0][0], keys[0][1], True)  # the first again: both reused
+    assert len(cached()) == 2
+
+
+def test_a_failing_environment_is_the_benchs_failure_and_others_go_on(tmp_path: Path) -> None:
+    broken = _bench(tmp_path, 'kind = "venv"\npackages = ["benchkit-no-such-package==9.9.9"]')
+    good = _bench(tmp_path, VENV, name="good")
+    specs = [PilotSpec(bench=str(broken), arm="human"), PilotSpec(bench=str(good), arm="human")]
+    bad_run, good_run = run_pilots(specs, store=tmp_path / "store")
+    assert (bad_run.status, bad_run.failure_kind) == ("failed", "environment")
+    assert "could not be built" in (bad_run.failure_detail or "")
+    log = Path(bad_run.artifacts, "logs", "environment.log").read_text()
+    assert "benchkit-no-such-package" in log
+    assert bad_run.checks == () and bad_run.sites_covered == 0
+    assert good_run.status == "ok" and good_run.gate is not None
+    assert good_run.gate.verdict == "pass"
+
+
+def test_a_pilot_never_changes_the_cached_environment(tmp_path: Path) -> None:
+    planted = "import pathlib, sysconfig; p = pathlib.Path(sysconfig.get_path('purelib'))"
+    bench = _bench(tmp_path, VENV)
+    text = (bench / "bench.toml").read_text()
+    (bench / "bench.toml").write_text(
+        text
+        + '\n[[checks]]\nname = "plant"\ncommand = ["python", "-c", '
+        + json.dumps(f"{planted}; (p / 'planted.py').write_text('x = 1')")
+        + "]\n"
+    )
+    [run] = benchkit.pilot(str(bench), arm="noop", store=tmp_path / "store")
+    assert {c.check: c.status for c in run.checks if c.phase == "after"}["plant"] == "ok"
+    [env] = cached()
+    assert not list(env.path.rglob("planted.py"))  # the pilot wrote into its own copy
+    # A check that writes into a file in place: refused by the file's mode, or (as
+    # root, who ignores modes) found afterwards, and the cached environment dropped.
+    (bench / "bench.toml").write_text(
+        text
+        + '\n[[checks]]\nname = "tamper"\ncommand = ["python", "-c", '
+        + json.dumps(
+            "import pytest, pathlib; "
+            "pathlib.Path(pytest.__file__).open('a').write('\\nTAMPERED = 1\\n')"
+        )
+        + "]\n"
+    )
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        [run] = benchkit.pilot(str(bench), arm="noop", store=tmp_path / "store")
+    tampered = run.after("tamper")
+    assert tampered is not None
+    if os.geteuid() != 0:
+        assert tampered.status == "fail"  # PermissionError: the file is read-only
+        assert [e.key for e in cached()] == [env.key]
+    else:
+        assert [w for w in seen if issubclass(w.category, EnvironmentWarning)]
+        assert cached() == []  # dropped: the next pilot builds it again
+    [run] = benchkit.pilot(str(bench), arm="noop", checks=["test"], store=tmp_path / "store")
+    assert run.gate is not None and run.gate.verdict == "pass"
+    [again] = cached()
+    init = next(again.path.rglob("site-packages/pytest/__init__.py")).read_text()
+    assert "TAMPERED" not in init
+
+
+def test_env_list_and_prune(tmp_path: Path) -> None:
+    benchkit.pilot(str(_bench(tmp_path, VENV)), arm="noop", store=tmp_path / "store")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "benchkit", "env", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    listed = cli("list")
+    assert listed.returncode == 0
+    [line] = listed.stdout.splitlines()
+    assert line.startswith("venv-") and "python 3.11." in line and "used " in line
+    assert cli("prune").returncode == 2  # one of --all or --unused-days
+    assert cli("prune", "--unused-days", "1").stdout.startswith("removed 0 environments")
+    assert cli("prune", "--all").stdout.startswith("removed 1 environments")
+    assert cli("list").stdout == "" and not list(envs_dir().glob("venv-*/"))
+
+
+def test_a_bench_without_an_environment_section_is_none(tmp_path: Path) -> None:
+    bench = _bench(tmp_path, "")
+    path = bench / "bench.toml"
+    path.write_text(path.read_text().replace("[environment]\n", ""))
+    assert find_bench(bench).file.environment.kind == "none"
+    assert find_bench("demo").file.environment.kind == "venv"
