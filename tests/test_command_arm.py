@@ -169,6 +169,7 @@ def test_a_command_arm_reports_its_cost(tiny: TinyRepo, tmp_path: Path) -> None:
 
 
 def test_the_arm_sees_only_its_allow_list(tiny: TinyRepo, tmp_path: Path) -> None:
+    own = str(Path(sys.prefix) / "bin")
     bk = Benchkit(
         tiny,
         tmp_path,
@@ -176,11 +177,16 @@ def test_the_arm_sees_only_its_allow_list(tiny: TinyRepo, tmp_path: Path) -> Non
         LEAKY_TOKEN="nope",
         PYTHONPATH="/somewhere",
         VIRTUAL_ENV="/venv",
+        PATH=f"{own}{os.pathsep}{os.environ['PATH']}",  # benchkit's own venv, activated
     )
     assert bk.run().returncode == 0
-    names = set(json.loads(bk.trace.read_text())["env"])
+    trace = json.loads(bk.trace.read_text())
+    names = set(trace["env"])
     assert {"PATH", "HOME", "LANG", "FAKE_AGENT_PLAN", "FAKE_AGENT_TRACE"} <= names
     assert not names & {"LEAKY_TOKEN", "PYTHONPATH", "VIRTUAL_ENV", "BENCHKIT_STORE"}
+    # the caller's PATH, never benchkit's virtualenv: `python` is not benchkit's
+    assert own not in trace["path"].split(os.pathsep)
+    assert not trace["python"].startswith(sys.prefix)
 
 
 INJECTION = "Fix it\"; touch pwned; echo $(touch pwned2) `touch pwned3` 'q'\nnext line $HOME"

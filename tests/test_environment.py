@@ -263,3 +263,37 @@ def test_a_bench_without_an_environment_section_is_none(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace("[environment]\n", ""))
     assert find_bench(bench).file.environment.kind == "none"
     assert find_bench("demo").file.environment.kind == "venv"
+
+
+PACKAGE = {
+    "pyproject.toml": '[build-system]\nrequires = ["flit_core>=3.9,<4"]\n'
+    'build-backend = "flit_core.buildapi"\n\n[project]\nname = "mpkg"\nversion = "0.1.0"\n'
+    'description = "m"\ndependencies = ["iniconfig==2.0.0"]\n\n'
+    '[project.optional-dependencies]\ntest = ["pytest==8.3.5"]\n',
+    "src/mpkg/__init__.py": "def f():\n    return 1\n",
+    "tests/test_mpkg.py": "import importlib.metadata\nimport os\n\n"
+    "import iniconfig\nimport mpkg\n\n\ndef test_the_worktree_is_installed():\n"
+    "    assert importlib.metadata.version('mpkg') == '0.1.0'\n"
+    "    assert mpkg.__file__.startswith(os.getcwd())  # the worktree's code, editable\n"
+    "    assert mpkg.f() == 1\n",
+}
+
+
+def test_an_editable_project_with_its_extras(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    base, human = make_repo(
+        repo, PACKAGE, {"src/mpkg/__init__.py": "def f():\n    return 1\n\n\nG = 2\n"}, "human"
+    )
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    environment = 'kind = "venv"\nextras = ["test"]\nproject = "editable"'
+    (folder / "bench.toml").write_text(
+        BENCH.format(repo=repo, base=base, human=human, environment=environment)
+    )
+    runs = benchkit.pilot(str(folder), arm=["human", "noop"], store=tmp_path / "store")
+    for run in runs:
+        assert run.gate is not None and run.gate.verdict == "pass", run.failure_detail
+        assert run.environment is not None and run.environment.packages is not None
+        assert {"iniconfig==2.0.0", "pytest==8.3.5"} <= set(run.environment.packages)
+        # the project itself is installed in each pilot's copy, not in the cached one
+        assert not any(p.startswith("mpkg") for p in run.environment.packages)

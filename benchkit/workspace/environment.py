@@ -170,7 +170,10 @@ def recipe(bench: Bench, repo: Repository) -> Recipe:
     if spec.kind == "none":
         env = {**uv_env(), "PATH": os.pathsep.join(caller_path())}
         python = shutil.which("python", path=env["PATH"])
-        version, path = _interpreter(python, env) if python else ("", "")
+        try:
+            version, path = _interpreter(python, env) if python else ("", "")
+        except ProcError:
+            version, path = "", python or ""  # a `python` that does not run
         return Recipe(kind="none", python=path, python_version=version, project=spec.project)
     wanted = spec.python or f"{sys.version_info.major}.{sys.version_info.minor}"
     try:
@@ -187,7 +190,8 @@ def recipe(bench: Bench, repo: Repository) -> Recipe:
         text = file_text(repo.mirror, repo.base_sha, name)
         field = "environment.requirements" if name in spec.requirements else "environment"
         if text is None:
-            raise BenchError(bench.path, field, f"no file {name} in the repository at base")
+            why = " (its dependencies are read from it)" if name == "pyproject.toml" else ""
+            raise BenchError(bench.path, field, f"no file {name} in the repository at base{why}")
         if name.endswith(".txt") and any(
             line.strip().startswith(("-e", "--editable")) for line in text.splitlines()
         ):

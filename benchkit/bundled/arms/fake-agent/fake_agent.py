@@ -103,6 +103,8 @@ def _trace(args: argparse.Namespace) -> None:
                     "model": args.model,
                     "max_budget_usd": args.max_budget_usd,
                     "env": sorted(os.environ),
+                    "path": os.environ.get("PATH", ""),
+                    "python": sys.executable,
                     "home": os.environ.get("HOME"),
                     "cwd": os.getcwd(),
                 }
