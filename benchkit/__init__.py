@@ -50,6 +50,7 @@ _LAZY: dict[str, str] = {
     "runs": "benchkit.store.query",
     "scan": "benchkit.store.query",
     "table": "benchkit.store.query",
+    "validate": "benchkit.run.validate",
 }
 
 if _typing.TYPE_CHECKING:
@@ -64,6 +65,7 @@ if _typing.TYPE_CHECKING:
     from benchkit.change.probe import ProbeResult, probe
     from benchkit.run.launch import pilot
     from benchkit.run.recovery import recover
+    from benchkit.run.validate import validate
     from benchkit.store.compaction import compact
     from benchkit.store.imports import import_runs
     from benchkit.store.query import runs, scan, table
@@ -119,4 +121,5 @@ __all__ = [
     "runs",
     "scan",
     "table",
+    "validate",
 ]

@@ -99,6 +99,9 @@ def main() -> None:
 @click.option("--checks", default="", help="Only these checks, comma-separated [default: all].")
 @store_option
 @click.option("--keep", is_flag=True, help="Keep each pilot's worktree.")
+@click.option(
+    "--refresh-baseline", is_flag=True, help="Run the checks at base again, not from the cache."
+)
 def pilot(
     bench: str,
     arms: tuple[str, ...],
@@ -111,6 +114,7 @@ def pilot(
     checks: str,
     store: Path | None,
     keep: bool,
+    refresh_baseline: bool,
 ) -> None:
     """Run pilots, record them, and print one line per run and a table."""
 
@@ -145,6 +149,7 @@ def pilot(
                 checks=[c for c in checks.split(",") if c],
                 store=store,
                 keep=keep,
+                refresh_baseline=refresh_baseline,
                 on_stage=progress,
                 on_run=done,
             )
@@ -298,6 +303,20 @@ def arms() -> None:
     """List the built-in arms and the bundled arm files."""
     for name, what in benchkit.list_arms().items():
         click.echo(f"{name:<18} {what}")
+
+
+@main.group(name="bench")
+def bench_group() -> None:
+    """Benches: validate one against what its base and human reference really do."""
+
+
+@bench_group.command(name="validate")
+@click.argument("bench", type=str)
+@click.option("--reruns", type=click.IntRange(min=1), default=3, show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="The lock file.")
+def bench_validate(bench: str, reruns: int, out: Path | None) -> None:
+    """Run the tests K times at base and with the human reference; write a lock file."""
+    click.echo(benchkit.validate(bench, reruns=reruns, out=out).summary())
 
 
 @main.group()

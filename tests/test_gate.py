@@ -7,7 +7,7 @@ import pytest
 from benchkit.gate.intervals import wilson
 from benchkit.gate.junit import CaseResult, Outcome
 from benchkit.gate.summary import RunnerSummary
-from benchkit.gate.verdict import TestRun, files_to_rerun, judge
+from benchkit.gate.verdict import TestRun, base_problem, files_to_rerun, judge
 
 
 def case(file: str | None, name: str, outcome: Outcome = "passed") -> CaseResult:
@@ -159,11 +159,17 @@ def test_k_reruns_count_passes_and_fails_with_an_interval() -> None:
     result = judge(BASE, after, {"t/test_a.py": [passing, failing, passing, failing, passing]})
     assert result.verdict == "flaky-pass"
     [stats] = result.reruns
-    assert (stats.attempts, stats.passes, stats.fails) == (5, 3, 2)
-    assert stats.fail_rate == wilson(2, 5)
+    # every observation counts: the failing full run, then the five reruns alone
+    assert (stats.attempts, stats.passes, stats.fails) == (5, 3, 3)
+    assert stats.fail_rate == wilson(3, 6)
     always = judge(BASE, after, {"t/test_a.py": [failing] * 5})
     assert always.regression_files == ("t/test_a.py",)
-    assert always.reruns[0].fail_rate == wilson(5, 5)
+    low, high = always.reruns[0].fail_rate or (0.0, 0.0)
+    assert (low, high) == wilson(6, 6) and high == 1.0 and low == pytest.approx(0.61, abs=0.01)
+    never = judge(BASE, after, {"t/test_a.py": [passing] * 3}).reruns[0]
+    assert (never.passes, never.fails) == (3, 1)
+    low, high = wilson(0, 3) or (1.0, 0.0)
+    assert low == 0.0 and high == pytest.approx(0.56, abs=0.01)  # exactly 0, not 5.55e-17
 
 
 def test_without_a_base_report_every_failing_file_is_new() -> None:
@@ -190,3 +196,36 @@ def test_a_report_with_no_test_fails_the_gate() -> None:
     result = judge(BASE, after, {})
     assert result.verdict == "fail"
     assert result.reasons == ("the test run ran no test: junit.xml: the report names no test",)
+
+
+def test_a_test_known_flaky_at_base_is_flaky_without_a_rerun() -> None:
+    after = run(case("t/test_a.py", "a1", "failed"), case("t/test_b.py", "b1"))
+    known = frozenset({("t/test_a.py", "a1")})
+    assert files_to_rerun(BASE, after, known) == []
+    result = judge(BASE, after, {}, known_flaky=known)
+    assert (result.verdict, result.flaky_files, result.reruns) == (
+        "flaky-pass",
+        ("t/test_a.py",),
+        (),
+    )
+
+
+def test_tests_that_did_not_run_at_base_leave_the_bench_unable_to_judge() -> None:
+    interrupted = TestRun(
+        cases=(case("t/test_a.py", "t.test_a", "error"),),
+        exit_code=2,
+        summary=RunnerSummary(
+            runner="pytest", failed_tests=1, failed_files=None, errors=1, interrupted=True
+        ),
+    )
+    problem = base_problem(interrupted)
+    assert problem == "pytest was interrupted: 1 error(s) during collection, so no test ran"
+    result = judge(interrupted, run(case("t/test_b.py", "b1")), {}, unjudgeable=problem)
+    assert (result.verdict, result.reasons) == (
+        "error",
+        (f"the tests did not run at base: {problem}",),
+    )
+    # after the arm only, the same is the arm's fault
+    assert judge(BASE, interrupted, {}).verdict == "fail"
+    assert base_problem(TestRun(cases=())) == "the test run ran no test: empty report"
+    assert base_problem(BASE) is None

@@ -34,9 +34,9 @@ count = "junit"
 report = "junit.xml"
 alone = "{alone}"
 
-[env]
-PYTEST_DISABLE_PLUGIN_AUTOLOAD = "1"
-PYTHONPATH = "{{worktree}}"
+[environment]
+kind = "venv"
+packages = ["pytest==8.3.5"]
 """
 ALONE = "python -m pytest -q -p no:cacheprovider --junitxml {report} {files}"
 
@@ -208,14 +208,15 @@ def test_flake_reruns_on_a_file_that_fails_half_the_time(tmp_path: Path) -> None
     assert gate is not None
     assert gate.verdict == "flaky-pass"
     [stats] = gate.reruns
+    # the failing full run and the five reruns: 3 of 6 observations failed
     assert (stats.file, stats.attempts, stats.passes, stats.fails) == (
         "tests/test_coin.py",
         5,
         3,
-        2,
+        3,
     )
     low, high = stats.fail_rate or (0.0, 1.0)
-    assert low < 0.4 < high  # 2 of 5, an interval wide enough to say how little 5 runs tell
+    assert low < 0.5 < high  # 3 of 6, an interval wide enough to say how little 6 runs tell
     reruns = [t for t in run.tests if t.phase == "rerun"]
     assert [t.attempt for t in reruns] == [1, 2, 3, 4, 5]
     row = benchkit.runs(tmp_path / "store").row(0, named=True)

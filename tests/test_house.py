@@ -26,7 +26,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("flows", ("benchkit.arms",)),
     ("effects", ("benchkit.workspace",)),
     ("effects over pure", ("benchkit.store",)),
-    ("pure", ("benchkit.bench", "benchkit.gate")),
+    ("pure", ("benchkit.bench",)),
+    ("pure", ("benchkit.gate",)),
     ("errors", ("benchkit.errors",)),
 )
 """Floors from the top: a module imports only its own package and lower floors."""

@@ -44,6 +44,7 @@ CHECK = CheckResult(
     count=1,
     note="1 failed",
     log_path="logs/after-test.log",
+    problem="pytest was interrupted: 1 error(s) during collection, so no test ran",
 )
 
 
@@ -120,6 +121,7 @@ def a_full_run() -> Run:
             ),
         ),
         owner=Owner(pid=1, host="h", process_start=2),
+        resolved=False,
         origin="pilot",
         check_names=("test",),
         environment=EnvironmentUsed(

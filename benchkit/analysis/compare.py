@@ -48,10 +48,14 @@ def metric_exprs(columns: Sequence[str]) -> dict[str, pl.Expr]:
         "cost": pl.col("cost_usd").cast(pl.Float64),
         "wall": pl.col("wall_s").cast(pl.Float64),
         "pass": passed(),
+        # the bench could not judge: the tests did not run at base; neither pass nor fail
+        "error": (pl.col("test_verdict") == "error").fill_null(False).cast(pl.Float64),
         "flaky": pl.when(pl.col("test_verdict").is_not_null()).then(
             (pl.col("test_verdict") == "flaky-pass").cast(pl.Float64)
         ),
     }
+    if "resolved" in columns:
+        found["resolved"] = pl.col("resolved").cast(pl.Float64)
     for check in CHECKS:
         if f"{check}_status" in columns:
             found[f"{check}_ok"] = pl.when(pl.col(f"{check}_status").is_not_null()).then(
@@ -60,7 +64,7 @@ def metric_exprs(columns: Sequence[str]) -> dict[str, pl.Expr]:
     return found
 
 
-RATES = {"pass", "flaky", *(f"{c}_ok" for c in CHECKS)}
+RATES = {"pass", "error", "flaky", "resolved", *(f"{c}_ok" for c in CHECKS)}
 DEFAULT_METRICS = (
     "coverage",
     "matched",
@@ -68,6 +72,7 @@ DEFAULT_METRICS = (
     "cost",
     "wall",
     "pass",
+    "error",
     "flaky",
     *(f"{c}_ok" for c in CHECKS),
 )

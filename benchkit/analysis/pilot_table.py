@@ -64,14 +64,18 @@ def coverage_cell(row: Mapping[str, Any]) -> str:
     if total is None:
         return NONE
     regressions = row.get("regressions")
+    verdict = row.get("test_verdict")
     if regressions:
         tests = f"{regressions} regression{'s' if regressions != 1 else ''}"
-    elif row.get("test_verdict") == "fail":
+    elif verdict == "fail":
         tests = "tests fail"
-    elif row.get("test_verdict") is None:
+    elif verdict in ("error", None):  # error: the tests did not run at base
         tests = "tests not judged"
     else:
         tests = "no regressions"
+    reasons = row.get("test_reasons")
+    if reasons:  # every reason of the gate reaches the table
+        tests += f" ({reasons})"
     return f"{row.get('sites_covered')}/{total}, {row.get('sites_unrelated')} unrelated, {tests}"
 
 

@@ -125,10 +125,9 @@ def test_findings(row: Mapping[str, Any]) -> str:
         regression,
         _files("missing", row.get("missing_files")),
     ]
-    found = "; ".join(p for p in parts if p)
-    reasons = row.get("test_reasons")
-    if reasons and not row.get("regression_files"):
-        found = f"{found}; {reasons}" if found else str(reasons)
+    shown = {f"regression in {', '.join(row.get('regression_files') or [])}"}
+    reasons = [r for r in str(row.get("test_reasons") or "").split("; ") if r and r not in shown]
+    found = "; ".join([*(p for p in parts if p), *reasons])  # every reason of the gate
     return found or "no failing test"
 
 

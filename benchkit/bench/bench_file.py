@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from benchkit.bench.files import NAME, Strict, validated
 from benchkit.errors import BenchError
+from benchkit.gate.runners import RUNNERS
 
 
 class Count(Strict):
@@ -92,13 +93,37 @@ class Human(Strict):
         return self
 
 
+TestName = Annotated[str, Field(pattern=r"^[^:]+::.+$")]  # FILE::ID
+
+
 class Tests(Strict):
-    """The test runner: the check that runs all tests, its JUnit report, and how to
-    run given files alone (`{files}` and `{report}` are replaced)."""
+    """The test runner: the check that runs all tests, its JUnit report, how to run
+    given files alone (`{files}` and `{report}` are replaced; by default the runner's
+    own way), and the tests the bench expects to pass after a good change."""
 
     check: str = "test"
     report: str
-    alone: str | list[str]
+    runner: Literal["pytest", "vitest", "jest", "bun"] | None = None  # else: from the log
+    alone: str | list[str] | None = None
+    must_pass: list[TestName] = Field(default_factory=list)  # fail to pass (FAIL_TO_PASS)
+    keep_passing: list[TestName] = Field(default_factory=list)  # PASS_TO_PASS
+
+    @model_validator(mode="after")
+    def _alone(self) -> Tests:
+        if self.alone is None and self.runner is None:
+            raise ValueError("give alone (a command with {files}) or the runner")
+        words = [self.alone] if isinstance(self.alone, str) else self.alone or []
+        if self.alone is not None and not any("{files}" in w for w in words):
+            raise ValueError("alone must contain {files}: the files to run alone")
+        return self
+
+    @property
+    def alone_command(self) -> str | list[str]:
+        """How given files run alone: the bench's command, or its runner's."""
+        if self.alone is not None:
+            return self.alone
+        assert self.runner is not None
+        return RUNNERS[self.runner].alone
 
 
 class Sites(Strict):

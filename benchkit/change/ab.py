@@ -81,6 +81,11 @@ class AbResult:
         ]
         if errors:
             text += "\n\nTests that could not run:\n\n" + "\n".join(errors)
+        problems = [
+            f"- {side}: {r.problem}" for side in SIDES for r in self.runs[side][:1] if r.problem
+        ]
+        if problems:
+            text += "\n\nReports that could not be read:\n\n" + "\n".join(problems)
         if any(r.cases is None for side in SIDES for r in self.runs[side]):
             return text + "\n\nFlipped tests: no JUnit report, so none can be named."
         flips = self.flips()

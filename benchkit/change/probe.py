@@ -104,7 +104,7 @@ def _file_error(run: CommandRun, test: str) -> CaseResult | None:
 
 
 def _by_test(run: CommandRun) -> dict[str, CaseResult]:
-    return {f"{c.file or '?'}::{c.name}": c for c in run.cases or ()}
+    return {c.label: c for c in run.cases or ()}
 
 
 def _restore(

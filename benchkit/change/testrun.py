@@ -21,10 +21,12 @@ from pathlib import Path
 
 from benchkit.bench.find import find_bench
 from benchkit.errors import BenchError
-from benchkit.gate.junit import CaseResult, ReportError, parse_report
-from benchkit.gate.summary import RunnerSummary, read_summary
+from benchkit.gate.junit import CaseResult
+from benchkit.gate.runners import runner_of
+from benchkit.gate.summary import RunnerSummary
 from benchkit.workspace import proc
 from benchkit.workspace.cache import cache_dir
+from benchkit.workspace.checks import read_report
 from benchkit.workspace.commands import allowed_env, substitute
 from benchkit.workspace.environment import (
     PROBE,
@@ -55,6 +57,7 @@ class CommandRun:
     cases: tuple[CaseResult, ...] | None
     summary: RunnerSummary | None
     log_path: str
+    problem: str | None = None  # why its report gave no cases, when it named one
     python: str | None = None  # version and path of the Python that `python` named
     error_lines: tuple[str, ...] = ()  # the runner's own lines on tests that could not run
 
@@ -97,7 +100,7 @@ class CommandRun:
 
     def outcomes(self) -> dict[str, str]:
         """Each test (`file::name`) and its outcome; empty without a JUnit report."""
-        return {f"{c.file or '?'}::{c.name}": c.outcome for c in self.cases or ()}
+        return {c.label: c.outcome for c in self.cases or ()}
 
 
 def report_path(command: Sequence[str]) -> str | None:
@@ -197,21 +200,20 @@ def run_at(
         argv = [argv] if isinstance(argv, str) else argv
         finished = proc.run(argv, cwd=worktree, env=variables, log_path=log, timeout_s=timeout_s)
         output = log.read_text(errors="replace")
-        cases = None
-        if report_file is not None and report_file.exists():
-            try:
-                cases = tuple(parse_report(report_file.read_text(errors="replace")))
-            except ReportError:
-                cases = None
-            kept = logs / f"{name}.xml"
-            shutil.copyfile(report_file, kept)
+        runner = runner_of(None, output)
+        cases, problem = None, None
+        if report_file is not None:
+            cases, problem = read_report(report_file, runner)
+            if report_file.exists():
+                shutil.copyfile(report_file, logs / f"{name}.xml")
         return CommandRun(
             sha=sha,
             exit_code=finished.exit_code,
             timed_out=finished.timed_out,
             duration_s=round(finished.duration_s, 3),
             cases=cases,
-            summary=read_summary(output),
+            summary=runner.read_summary(output) if runner else None,
+            problem=problem,
             log_path=str(log),
             python=interpreter(argv, variables, worktree),
             error_lines=tuple(ERROR_LINE.findall(output)[:5]),

@@ -13,12 +13,17 @@ Each case is mapped to its test file, by the first rule that applies:
 
 A case that no rule maps has no file (jest-junit's default output names none): the
 gate cannot rerun it alone, and says so.
+
+A test is its file plus its full id inside the file: for pytest, the class path and the
+name with its parameters (`TestA::TestInner::test_x[1-a]`, from a dotted classname
+past the module); for vitest and jest, the name as the report gives it (a describe
+path joined with ` > ` stays one string: it is never split).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 from xml.etree.ElementTree import ParseError
@@ -48,6 +53,11 @@ class CaseResult:
     outcome: Outcome
     duration_s: float
     message: str | None
+    test_id: str = ""  # the full id inside the file; empty: the name is all there is
+
+    @property
+    def full_id(self) -> str:
+        return self.test_id or self.name
 
     @property
     def failing(self) -> bool:
@@ -55,7 +65,13 @@ class CaseResult:
 
     @property
     def key(self) -> tuple[str | None, str]:
-        return self.file, self.name
+        """What tells one test from every other: its file and its full id."""
+        return self.file, self.full_id
+
+    @property
+    def label(self) -> str:
+        """`FILE::ID`, as a bench names a test."""
+        return f"{self.file or '?'}::{self.full_id}"
 
 
 def _path(text: str | None) -> str | None:
@@ -74,6 +90,20 @@ def _pytest_module(dotted: str | None) -> str | None:
         if PYTEST_MODULE.match(parts[end - 1]):
             return "/".join(parts[:end]) + ".py"
     return None
+
+
+def pytest_id(classname: str | None, name: str) -> str:
+    """The class path past the module in a pytest classname, then the name:
+    `tests.test_m.TestA.TestB` and `test_x[1]` -> `TestA::TestB::test_x[1]`."""
+    if not classname or "/" in classname or " " in classname:
+        return name
+    parts = classname.split(".")
+    module = next(
+        (end for end in range(len(parts), 0, -1) if PYTEST_MODULE.match(parts[end - 1])), None
+    )
+    if module is None:
+        return name
+    return "::".join([*parts[module:], name])
 
 
 def file_of(
@@ -111,8 +141,11 @@ def _message(message: str | None, text: str | None) -> str | None:
     return _first_line(message)
 
 
-def parse_report(text: str) -> list[CaseResult]:
-    """Every test case of a JUnit XML report."""
+def parse_report(
+    text: str, test_id: Callable[[str | None, str], str] = pytest_id
+) -> list[CaseResult]:
+    """Every test case of a JUnit XML report; `test_id(classname, name)` gives a case's
+    full id inside its file (the runner's rule)."""
     if not text.strip():
         raise ReportError("the report is empty")
     try:
@@ -146,6 +179,7 @@ def parse_report(text: str) -> list[CaseResult]:
                     outcome=outcome,
                     duration_s=float(case.time or 0.0),
                     message=message,
+                    test_id=test_id(case.classname, name),
                 )
             )
     return cases

@@ -16,6 +16,7 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # pytest: "2 failed, 3 passed, 1 skipped, 2 errors in 0.04s" (with or without ===)
 PYTEST = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+) in [\d.]+s\b.*$", re.MULTILINE)
 PYTEST_INTERRUPTED = re.compile(r"Interrupted: (\d+) errors? during collection")
+PYTEST_NO_TESTS = re.compile(r"^=*\s*no tests ran\b.* in [\d.]+s\b.*$", re.MULTILINE)
 # jest: "Tests:       1 failed, 1 skipped, 4 passed, 6 total" / "Test Suites: 2 failed, ..."
 JEST_TESTS = re.compile(r"^Tests:\s+(.*\d+ total)\s*$", re.MULTILINE)
 JEST_SUITES = re.compile(r"^Test Suites:\s+(.*\d+ total)\s*$", re.MULTILINE)
@@ -37,6 +38,13 @@ class RunnerSummary:
     passed: int | None = None
     skipped: int | None = None
     errors: int | None = None  # of `failed_tests`, those that could not run (pytest)
+    deselected: int = 0  # left out on purpose: not in the report either
+    interrupted: bool = False  # the runner stopped before running its tests
+
+    @property
+    def ran(self) -> int:
+        """Tests the runner says it reported: passed, failed, errored or skipped."""
+        return (self.passed or 0) + self.failed_tests + (self.skipped or 0)
 
 
 def _count(text: str, word: str) -> int:
@@ -49,45 +57,80 @@ def _last(pattern: re.Pattern[str], text: str) -> str | None:
     return matches[-1] if matches else None
 
 
-def read_summary(log: str) -> RunnerSummary | None:
-    """The failures a runner's last closing lines report, if the log has any."""
-    text = ANSI.sub("", log)
-    for runner, files_line, tests_line in (
-        ("jest", JEST_SUITES, JEST_TESTS),
-        ("vitest", VITEST_FILES, VITEST_TESTS),
-    ):
-        files = _last(files_line, text)
-        if files is not None:
-            tests = _last(tests_line, text) or ""
-            return RunnerSummary(
-                runner=runner,
-                failed_tests=_count(tests, "failed"),
-                failed_files=_count(files, "failed"),
-                passed=_count(tests, "passed"),
-                skipped=_count(tests, "skipped") + _count(tests, "todo"),
-            )
-    pytest = _last(PYTEST, text)
-    if pytest is not None:
-        errors = _count(pytest, "errors?")
+def _files_and_tests(
+    runner: str, files_line: re.Pattern[str], tests_line: re.Pattern[str], text: str
+) -> RunnerSummary | None:
+    files = _last(files_line, text)
+    if files is None:
+        return None
+    tests = _last(tests_line, text) or ""
+    return RunnerSummary(
+        runner=runner,
+        failed_tests=_count(tests, "failed"),
+        failed_files=_count(files, "failed"),
+        passed=_count(tests, "passed"),
+        skipped=_count(tests, "skipped") + _count(tests, "todo"),
+    )
+
+
+def jest_summary(text: str) -> RunnerSummary | None:
+    """jest's `Test Suites:` and `Tests:` lines."""
+    return _files_and_tests("jest", JEST_SUITES, JEST_TESTS, text)
+
+
+def vitest_summary(text: str) -> RunnerSummary | None:
+    """vitest's `Test Files` and `Tests` lines."""
+    return _files_and_tests("vitest", VITEST_FILES, VITEST_TESTS, text)
+
+
+def pytest_summary(text: str) -> RunnerSummary | None:
+    """pytest's closing line, and whether it was interrupted or ran no test."""
+    interrupted = _last(PYTEST_INTERRUPTED, text)
+    line = _last(PYTEST, text)
+    if line is not None:
+        errors = _count(line, "errors?")
         return RunnerSummary(
             runner="pytest",
-            failed_tests=_count(pytest, "failed") + errors,
+            failed_tests=_count(line, "failed") + errors,
             failed_files=None,
-            passed=_count(pytest, "passed"),
-            skipped=_count(pytest, "skipped") + _count(pytest, "deselected"),
+            passed=_count(line, "passed"),
+            skipped=_count(line, "skipped"),
             errors=errors,
+            deselected=_count(line, "deselected"),
+            interrupted=interrupted is not None,
         )
-    interrupted = _last(PYTEST_INTERRUPTED, text)
     if interrupted is not None:
         count = int(interrupted)
-        return RunnerSummary(runner="pytest", failed_tests=count, failed_files=None, errors=count)
-    if BUN_RAN.search(text):
-        fail, passed, skipped = (_last(p, text) for p in (BUN_FAIL, BUN_PASS, BUN_SKIP))
         return RunnerSummary(
-            runner="bun",
-            failed_tests=int(fail or 0),
-            failed_files=None,
-            passed=int(passed or 0),
-            skipped=int(skipped or 0),
+            runner="pytest", failed_tests=count, failed_files=None, errors=count, interrupted=True
         )
+    if PYTEST_NO_TESTS.search(text):
+        return RunnerSummary(runner="pytest", failed_tests=0, failed_files=None, passed=0)
+    return None
+
+
+def bun_summary(text: str) -> RunnerSummary | None:
+    """bun test's `N pass` / `N fail` lines and its `Ran N tests` line."""
+    if not BUN_RAN.search(text):
+        return None
+    fail, passed, skipped = (_last(p, text) for p in (BUN_FAIL, BUN_PASS, BUN_SKIP))
+    return RunnerSummary(
+        runner="bun",
+        failed_tests=int(fail or 0),
+        failed_files=None,
+        passed=int(passed or 0),
+        skipped=int(skipped or 0),
+    )
+
+
+SUMMARIES = (jest_summary, vitest_summary, pytest_summary, bun_summary)  # in this order
+
+
+def read_summary(log: str) -> RunnerSummary | None:
+    """The last closing lines of whichever runner wrote the log, if it has any."""
+    text = ANSI.sub("", log)
+    for summary in SUMMARIES:
+        found = summary(text)
+        if found is not None:
+            return found
     return None

@@ -14,9 +14,19 @@ Pure functions over test records. The rules:
 - The report must account for the whole run: when the runner's exit status or its
   own summary says more failed than the report names, the gate fails with that
   reason, whatever the reruns showed.
+- No run is no pass: a test run that was interrupted, collected nothing, ran no
+  test, or whose report holds fewer cases than the runner's own summary ran, cannot
+  pass. At base, it leaves the bench unable to judge any arm: the verdict is `error`
+  ("the tests did not run at base: ..."), which is neither a pass nor the arm's fault.
+  After the arm only, the arm broke the suite: `fail`.
+- Tests the bench knows to be flaky at base (its lock file) that fail after the arm
+  are flaky, not charged.
 
-`regressions` counts the tests that passed at base and fail after the arm, in
-regression files (flaky files excluded).
+A test is its file plus its full id (class path and parameters for pytest), so two
+tests of the same name in two classes are two tests. `regressions` counts the tests
+that passed at base and fail after the arm, in regression files (flaky files
+excluded). A rerun file's statistics count every observation of it: the failing full
+run, then each rerun alone.
 """
 
 from __future__ import annotations
@@ -29,7 +39,8 @@ from benchkit.gate.intervals import wilson
 from benchkit.gate.junit import CaseResult, failing_files
 from benchkit.gate.summary import RunnerSummary
 
-Verdict = Literal["pass", "flaky-pass", "fail"]
+Verdict = Literal["pass", "flaky-pass", "fail", "error"]
+PASSING: tuple[Verdict, ...] = ("pass", "flaky-pass")
 Attempt = Literal["pass", "fail", "no-test", "missing"]
 FIRST_FAILURES = 5
 
@@ -60,15 +71,16 @@ class FileReruns:
     """How one failing file fared when rerun alone."""
 
     file: str
-    attempts: int
-    passes: int
-    fails: int
+    attempts: int  # reruns alone
+    passes: int  # of the reruns
+    fails: int  # every failing observation: the full run's, and the reruns'
     no_tests: int
     missing: bool
 
     @property
     def fail_rate(self) -> tuple[float, float] | None:
-        """Wilson 95% interval of the failure rate over the reruns that ran tests."""
+        """Wilson 95% interval of the failure rate over every observation that ran
+        tests: the failing full run and the reruns."""
         return wilson(self.fails, self.passes + self.fails)
 
 
@@ -98,7 +110,7 @@ def _passing_keys(run: TestRun | None) -> set[tuple[str | None, str]]:
 
 
 def accounting_problems(run: TestRun) -> list[str]:
-    """Why a test run cannot be judged file by file: empty when it can."""
+    """Why a test run cannot be judged test by test: empty when it can."""
     if run.missing:
         return ["the test command could not start"]
     if run.timed_out:
@@ -109,12 +121,19 @@ def accounting_problems(run: TestRun) -> list[str]:
         return [f"the test run ran no test: {run.problem or 'empty report'}"]
     failing = [c for c in run.cases if c.failing]
     problems = []
+    summary = run.summary
+    if summary is not None and summary.interrupted:
+        problems.append(
+            f"{summary.runner} was interrupted: {summary.errors or 'an'} error(s) "
+            "during collection, so no test ran"
+        )
+    if all(c.outcome in ("skipped", "error") for c in run.cases) and not problems:
+        problems.append("no test ran: every case was skipped or could not run")
     unnamed = [c for c in failing if c.file is None]
     if unnamed:
         problems.append(f"{len(unnamed)} failing test(s) name no file, e.g. {unnamed[0].name!r}")
     if run.exit_code not in (0, None) and not failing:
         problems.append(f"the runner exited {run.exit_code} but its report names no failure")
-    summary = run.summary
     if summary is not None:
         if summary.failed_tests > len(failing):
             problems.append(
@@ -127,18 +146,26 @@ def accounting_problems(run: TestRun) -> list[str]:
                 f"{summary.runner}'s summary counts {summary.failed_files} failed files, "
                 f"the report names {files}"
             )
+        if summary.ran > len(run.cases) and not problems:
+            problems.append(
+                f"{summary.runner}'s summary counts {summary.ran} tests, "
+                f"the report holds {len(run.cases)}"
+            )
     return problems
 
 
-def files_to_rerun(base: TestRun | None, after: TestRun) -> list[str]:
-    """The failing files after the arm that are not preexisting, in report order."""
+def files_to_rerun(
+    base: TestRun | None, after: TestRun, known_flaky: frozenset[tuple[str, str]] = frozenset()
+) -> list[str]:
+    """The failing files after the arm with a failure that failed neither at base nor
+    is known to be flaky, in report order."""
     if after.cases is None:
         return []
-    at_base = _failing_keys(base)
+    excused = _failing_keys(base) | known_flaky
     return [
         f
         for f in failing_files(after.cases)
-        if any(c.failing and c.file == f and c.key not in at_base for c in after.cases)
+        if any(c.failing and c.file == f and c.key not in excused for c in after.cases)
     ]
 
 
@@ -157,28 +184,51 @@ def judge_attempt(file: str, attempt: TestRun, at_base: set[tuple[str | None, st
     return "pass"
 
 
+def base_problem(base: TestRun | None) -> str | None:
+    """Why the tests at base cannot be judged against, or None."""
+    if base is None:
+        return "no test run at base"
+    return "; ".join(accounting_problems(base)) or None
+
+
 def judge(
     base: TestRun | None,
     after: TestRun,
     reruns: Mapping[str, Sequence[TestRun]],
+    *,
+    unjudgeable: str | None = None,
+    known_flaky: frozenset[tuple[str, str]] = frozenset(),
 ) -> GateResult:
-    """The verdict on one run's tests; `reruns` holds each rerun file's attempts."""
+    """The verdict on one run's tests; `reruns` holds each rerun file's attempts.
+    `unjudgeable` says why the tests at base cannot be judged against (`base_problem`);
+    `known_flaky` holds the (file, id) of tests the bench knows to be flaky at base."""
+    if unjudgeable is not None:
+        return GateResult(
+            verdict="error", reasons=(f"the tests did not run at base: {unjudgeable}",)
+        )
     reasons = accounting_problems(after)
     if after.cases is None:
         return GateResult(verdict="fail", reasons=tuple(reasons))
     at_base = _failing_keys(base)
+    excused = at_base | known_flaky
     passed_at_base = _passing_keys(base)
-    new_files = files_to_rerun(base, after)
-    preexisting = [f for f in failing_files(after.cases) if f not in new_files]
+    new_files = files_to_rerun(base, after, known_flaky)
+    settled = [f for f in failing_files(after.cases) if f not in new_files]
+    known = [  # files whose new failures are all tests known to be flaky
+        f
+        for f in settled
+        if any(c.failing and c.file == f and c.key not in at_base for c in after.cases)
+    ]
+    preexisting = [f for f in settled if f not in known]
 
     flaky, regression, missing, stats = [], [], [], []
     for file in new_files:
-        attempts = [judge_attempt(file, a, at_base) for a in reruns.get(file, ())]
+        attempts = [judge_attempt(file, a, excused) for a in reruns.get(file, ())]
         record = FileReruns(
             file=file,
             attempts=len(attempts),
             passes=attempts.count("pass"),
-            fails=attempts.count("fail"),
+            fails=1 + attempts.count("fail"),  # the full run's failure is one too
             no_tests=attempts.count("no-test"),
             missing=not attempts or "missing" in attempts,
         )
@@ -188,7 +238,7 @@ def judge(
             reasons.append(f"{file} cannot be run alone")
         elif record.passes:
             flaky.append(file)
-        elif record.fails:
+        elif record.fails > 1:
             regression.append(file)
         else:
             missing.append(file)
@@ -197,11 +247,12 @@ def judge(
         reasons.append(f"regression in {', '.join(regression)}")
 
     charged = [
-        c for c in after.cases if c.failing and c.key not in at_base and c.file not in preexisting
+        c for c in after.cases if c.failing and c.key not in excused and c.file not in preexisting
     ]
     order = {f: i for i, f in enumerate([*regression, *missing, *flaky])}
     charged.sort(key=lambda c: order.get(c.file or "", -1))
     regressions = sum(c.file in regression and c.key in passed_at_base for c in charged)
+    flaky += known
     verdict: Verdict = "fail" if reasons else ("flaky-pass" if flaky else "pass")
     return GateResult(
         verdict=verdict,
@@ -212,8 +263,21 @@ def judge(
         missing_files=tuple(missing),
         regressions=regressions,
         first_failures=tuple(
-            FirstFailure(file=c.file, test=c.name, message=c.message)
+            FirstFailure(file=c.file, test=c.full_id, message=c.message)
             for c in charged[:FIRST_FAILURES]
         ),
         reruns=tuple(stats),
     )
+
+
+def resolved(
+    after: TestRun, gate: GateResult, must_pass: Sequence[str], keep_passing: Sequence[str]
+) -> bool | None:
+    """Whether a run resolved the bench's task: every test it names (`FILE::ID`)
+    passed in the full run after the arm (a pass alone does not count) and nothing
+    regressed. None when the bench names no test, or its tests cannot be judged."""
+    named = [*must_pass, *keep_passing]
+    if not named or gate.verdict == "error":
+        return None
+    outcomes = {c.label: c.outcome for c in after.cases or ()}
+    return all(outcomes.get(t) == "passed" for t in named) and not gate.regression_files

@@ -20,7 +20,13 @@ from benchkit.store.records import CheckResult, TestRecord
 from benchkit.store.rows import check_from_row, check_rows, test_from_row, test_rows
 from benchkit.store.schema import table_schema
 from benchkit.workspace.checks import run_checks
-from benchkit.workspace.environment import Environment, env_copy_of, instantiate, remove
+from benchkit.workspace.environment import (
+    Environment,
+    env_copy_of,
+    instantiate,
+    programs,
+    remove,
+)
 from benchkit.workspace.git import Repository, add_worktree, remove_worktree
 
 
@@ -31,6 +37,15 @@ class Baseline:
     tests: tuple[TestRecord, ...]
     report_read: bool  # the base test report could be read
     cached: bool
+    test_check: str | None = None  # the bench's check that runs the tests
+
+    @property
+    def unjudgeable(self) -> str | None:
+        """Why the tests at base cannot be judged against (they did not run), or None."""
+        found = next((c for c in self.checks if c.check == self.test_check), None)
+        if found is None:
+            return "the test check did not run at base" if self.test_check else None
+        return found.problem
 
     def test_run(self) -> TestRun | None:
         """The base test run as the gate needs it: its cases."""
@@ -41,7 +56,8 @@ class Baseline:
 
 def baseline_key(bench: Bench, base_sha: str, environment: Environment) -> str:
     """What the checks at base depend on: the commit, the checks, the test runner, the
-    bench's `[env]`, and the environment they ran with (its key and its packages)."""
+    bench's `[env]`, the environment they ran with (its key and its packages), and
+    what each check's program resolves to on its PATH (a tool upgraded in place)."""
     f = bench.file
     recipe = {
         "base": base_sha,
@@ -49,6 +65,7 @@ def baseline_key(bench: Bench, base_sha: str, environment: Environment) -> str:
         "tests": f.tests.model_dump() if f.tests else None,
         "env": f.env,
         "environment": [environment.recipe.key, environment.packages_digest],
+        "programs": programs([c.command for c in f.checks], environment),
     }
     return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:20]
 
@@ -57,7 +74,7 @@ def _folder(store: Path) -> Path:
     return store / "baselines"
 
 
-def load(store: Path, key: str) -> Baseline | None:
+def load(store: Path, key: str, test_check: str | None) -> Baseline | None:
     """A cached baseline, or None when there is none (or it cannot be read)."""
     checks = read_file(_folder(store) / "checks" / f"{key}.parquet")
     tests = read_file(_folder(store) / "tests" / f"{key}.parquet")
@@ -71,6 +88,7 @@ def load(store: Path, key: str) -> Baseline | None:
         tests=records,
         report_read=bool(records),
         cached=True,
+        test_check=test_check,
     )
 
 
@@ -93,12 +111,20 @@ def save(store: Path, baseline: Baseline) -> None:
 
 
 def establish(
-    bench: Bench, repo: Repository, environment: Environment, *, store: Path, worktree: Path
+    bench: Bench,
+    repo: Repository,
+    environment: Environment,
+    *,
+    store: Path,
+    worktree: Path,
+    refresh: bool = False,
 ) -> Baseline:
-    """The baseline from the cache, or by running the checks in a worktree at base, in
-    an instance of the environment of its own. Raises `EnvironmentFailure`."""
+    """The baseline from the cache (unless `refresh`), or by running the checks in a
+    worktree at base, in an instance of the environment of its own. Raises
+    `EnvironmentFailure`."""
     key = baseline_key(bench, repo.base_sha, environment)
-    cached = load(store, key)
+    test_check = bench.file.tests.check if bench.file.tests else None
+    cached = None if refresh else load(store, key, test_check)
     if cached is not None:
         return cached
     logs = store / "artifacts" / "baselines" / key
@@ -121,6 +147,7 @@ def establish(
         tests=tuple(TestRecord(phase="base", attempt=0, case=c) for c in cases),
         report_read=bool(cases),
         cached=False,
+        test_check=test_check,
     )
     if all(c.status != "timeout" for c in baseline.checks):
         save(store, baseline)

@@ -53,12 +53,13 @@ def run_pilots(
     *,
     store: Path | str | None = None,
     keep: bool = False,
+    refresh_baseline: bool = False,
     on_stage: Stage | None = None,
     on_run: Callable[[Run], None] | None = None,
 ) -> list[Run]:
     """Plan every pilot first (a bad input stops them all before anything is written),
     then run them one after another."""
-    plans = plan(specs)
+    plans = plan(specs, refresh_baseline=refresh_baseline)
     folder = store_path(store)
     recover(folder)
     runs = [execute_plan(p, folder, keep=keep, on_stage=on_stage, on_run=on_run) for p in plans]
@@ -79,11 +80,13 @@ def pilot(
     checks: Sequence[str] = (),
     store: Path | str | None = None,
     keep: bool = False,
+    refresh_baseline: bool = False,
     on_stage: Stage | None = None,
     on_run: Callable[[Run], None] | None = None,
 ) -> list[Run]:
     """Run (bench, arm, executor, model, max_cost, trial) pilots, record each, and
-    return their records (which `bk.compare` and `bk.evidence` take as they are)."""
+    return their records (which `bk.compare` and `bk.evidence` take as they are).
+    `refresh_baseline` runs the checks at base again instead of reading the cache."""
     for name, value in (("trials", trials), ("flake_reruns", flake_reruns)):
         if value < 1:
             raise UsageError(name, "", f"must be at least 1, not {value}")
@@ -98,4 +101,11 @@ def pilot(
         arm_vars=tuple(dict(arm_vars).items()),
         checks=tuple(checks),
     )
-    return run_pilots(specs, store=store, keep=keep, on_stage=on_stage, on_run=on_run)
+    return run_pilots(
+        specs,
+        store=store,
+        keep=keep,
+        refresh_baseline=refresh_baseline,
+        on_stage=on_stage,
+        on_run=on_run,
+    )

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from benchkit.arms.protocol import ArmContext, ArmOutcome, Secretive
 from benchkit.bench.sites import EMPTY_COVERAGE, Coverage, FileChange, parse_diff, score
-from benchkit.gate.verdict import GateResult, TestRun, files_to_rerun, judge
+from benchkit.gate.verdict import GateResult, TestRun, files_to_rerun, judge, resolved
 from benchkit.run.baseline import Baseline, establish
 from benchkit.run.plan import Plan
 from benchkit.store.parquet import write_run, write_run_row
@@ -146,6 +146,7 @@ class _Pilot:
     gate: GateResult | None = None
     environment: Environment | None = None
     instance: Instance | None = None
+    resolved: bool | None = None
 
     @property
     def logs(self) -> Path:
@@ -175,7 +176,12 @@ def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
         stage("baseline")
         with clock.stage("baseline"):
             pilot.baseline = establish(
-                bench, repo, environment, store=pilot.store, worktree=pilot.base_tree
+                bench,
+                repo,
+                environment,
+                store=pilot.store,
+                worktree=pilot.base_tree,
+                refresh=p.refresh_baseline,
             )
     except EnvironmentFailure as exc:  # the bench's failure: recorded, and others go on
         pilot.outcome = ArmOutcome(ok=False, failure_kind="environment", detail=str(exc))
@@ -216,8 +222,10 @@ def _verify(pilot: _Pilot, stage: Callable[[str], None]) -> None:
         return
     pilot.tests += [TestRecord(phase="after", attempt=0, case=c) for c in after.cases or ()]
     base = pilot.baseline.test_run() if pilot.baseline else None
+    unjudgeable = pilot.baseline.unjudgeable if pilot.baseline else "no baseline"
+    known_flaky = pilot.plan.known_flaky
     reruns: dict[str, list[TestRun]] = {}
-    files = files_to_rerun(base, after)
+    files = [] if unjudgeable else files_to_rerun(base, after, known_flaky)
     if files:
         stage("rerun")
     for file in files:
@@ -227,7 +235,10 @@ def _verify(pilot: _Pilot, stage: Callable[[str], None]) -> None:
             pilot.tests += [
                 TestRecord(phase="rerun", attempt=attempt, case=c) for c in rerun.cases or ()
             ]
-    pilot.gate = judge(base, after, reruns)
+    pilot.gate = judge(base, after, reruns, unjudgeable=unjudgeable, known_flaky=known_flaky)
+    expected = bench.file.tests
+    if expected is not None:
+        pilot.resolved = resolved(after, pilot.gate, expected.must_pass, expected.keep_passing)
 
 
 def _record(pilot: _Pilot, coverage: Coverage | None, keep: bool) -> Run:
@@ -261,6 +272,7 @@ def _record(pilot: _Pilot, coverage: Coverage | None, keep: bool) -> Run:
         sites=_site_results(coverage),
         tests=tuple(pilot.tests),
         gate=pilot.gate,
+        resolved=pilot.resolved,
         baseline_key=pilot.baseline.key if pilot.baseline else None,
         baseline_cached=pilot.baseline.cached if pilot.baseline else False,
         retryable=None if ok else pilot.outcome.retryable,

@@ -13,6 +13,7 @@ from benchkit.arms.protocol import Arm
 from benchkit.arms.registry import resolve_arm
 from benchkit.bench.bench_file import Bench
 from benchkit.bench.find import find_bench
+from benchkit.bench.lock import bench_digest, lock_path, read_lock
 from benchkit.errors import BenchError
 from benchkit.store.records import PilotSpec
 from benchkit.workspace.environment import Recipe, recipe
@@ -30,26 +31,49 @@ class Plan:
     arm: Arm
     repository: Repository
     recipe: Recipe  # what the bench's checks run with
+    refresh_baseline: bool = False  # run the checks at base again, whatever is cached
+    known_flaky: frozenset[tuple[str, str]] = frozenset()  # (file, id), from the lock file
 
 
-def plan(specs: list[PilotSpec]) -> list[Plan]:
-    """Check every input of the pilots; raises a `BenchkitError`, writes nothing."""
-    ready: dict[str, tuple[Bench, Repository, Recipe]] = {}
+def plan(specs: list[PilotSpec], *, refresh_baseline: bool = False) -> list[Plan]:
+    """Check every input of the pilots; raises a `BenchkitError`, writes nothing. With
+    `refresh_baseline`, the first pilot of each bench runs its checks at base again."""
+    ready: dict[str, tuple[Bench, Repository, Recipe, frozenset[tuple[str, str]]]] = {}
     plans = []
     for spec in specs:
-        if spec.bench not in ready:
+        first = spec.bench not in ready
+        if first:
             bench = find_bench(spec.bench)
             repository = prepare_repository(bench)
-            ready[spec.bench] = bench, repository, recipe(bench, repository)
-        bench, repository, env_recipe = ready[spec.bench]
+            made = recipe(bench, repository)
+            ready[spec.bench] = bench, repository, made, known_flaky(bench, repository, made)
+        bench, repository, env_recipe, flaky = ready[spec.bench]
         bench = only_checks(bench, spec.checks)
         arm = resolve_arm(bench, spec)
         if not spec.executor:
             spec = replace(spec, executor=getattr(arm, "executor", DEFAULT_EXECUTOR))
         plans.append(
-            Plan(spec=spec, bench=bench, arm=arm, repository=repository, recipe=env_recipe)
+            Plan(
+                spec=spec,
+                bench=bench,
+                arm=arm,
+                repository=repository,
+                recipe=env_recipe,
+                refresh_baseline=refresh_baseline and first,
+                known_flaky=flaky,
+            )
         )
     return plans
+
+
+def known_flaky(bench: Bench, repo: Repository, made: Recipe) -> frozenset[tuple[str, str]]:
+    """The tests the bench's lock file found flaky at base, while the lock is current."""
+    lock = read_lock(lock_path(bench))
+    if lock is None or not lock.current(
+        bench_digest(bench), repo.base_sha, repo.human_sha, made.key
+    ):
+        return frozenset()
+    return lock.flaky_at_base()
 
 
 def only_checks(bench: Bench, names: tuple[str, ...]) -> Bench:

@@ -67,6 +67,7 @@ class CheckResult:
     count: int | None
     note: str | None
     log_path: str
+    problem: str | None = None  # why its test run cannot be judged: it did not run its tests
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -164,6 +165,7 @@ class Run:
     origin: str = "pilot"
     check_names: tuple[str, ...] = field(default=())
     environment: EnvironmentUsed | None = None
+    resolved: bool | None = None  # the bench's must_pass and keep_passing passed, no regression
 
     @property
     def wall_s(self) -> float:

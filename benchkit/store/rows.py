@@ -48,6 +48,7 @@ def run_row(run: Run) -> dict[str, Any]:
         "files_precision": run.files_precision,
         "diff_lines": run.diff_lines,
         **gate_columns(run.gate),
+        "resolved": run.resolved,
         **environment_columns(run.environment),
         "baseline_key": run.baseline_key,
         "baseline_cached": run.baseline_cached,
@@ -149,6 +150,7 @@ def test_rows(owner: str, records: Iterable[TestRecord]) -> list[dict[str, Any]]
     for t in records:
         case = asdict(t.case)
         case["test"] = case.pop("name")
+        case["test_id"] = t.case.full_id
         rows.append(_owned(owner, {"phase": t.phase, "attempt": t.attempt, **case}))
     return rows
 
@@ -167,8 +169,11 @@ def check_from_row(row: Mapping[str, Any]) -> CheckResult:
 
 def test_from_row(row: Mapping[str, Any]) -> TestRecord:
     case = _fields(row, ("file", "outcome", "duration_s", "message"))
+    test_id = row.get("test_id") or ""  # a version-2 row has none: its name is its id
     return TestRecord(
-        phase=row["phase"], attempt=row["attempt"], case=CaseResult(name=row["test"], **case)
+        phase=row["phase"],
+        attempt=row["attempt"],
+        case=CaseResult(name=row["test"], test_id=test_id, **case),
     )
 
 

@@ -85,7 +85,11 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column(name="files_recall", type=pa.float64(), doc="Human files the arm touched / all."),
     Column(name="files_precision", type=pa.float64(), doc="Arm files the human touched / all."),
     Column(name="diff_lines", type=pa.int32(), doc="Lines added plus removed by the arm."),
-    Column(name="test_verdict", type=pa.string(), doc="The gate: pass, flaky-pass or fail."),
+    Column(
+        name="test_verdict",
+        type=pa.string(),
+        doc="The gate: pass, flaky-pass, fail, or error (the tests did not run at base).",
+    ),
     Column(name="test_reasons", type=pa.string(), doc="Why the gate failed, '; '-joined."),
     Column(
         name="preexisting_files",
@@ -120,7 +124,14 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column(
         name="rerun_stats",
         type=pa.list_(RERUN_TYPE),
-        doc="Per rerun file: attempts, passes, fails, Wilson 95% interval of its fail rate.",
+        doc="Per rerun file: reruns alone, passes, fails (the failing full run counted too), "
+        "and the Wilson 95% interval of its fail rate over every observation.",
+    ),
+    Column(
+        name="resolved",
+        type=pa.bool_(),
+        doc="The bench's must_pass and keep_passing tests passed after the arm, and nothing "
+        "regressed; null when the bench names none or its tests could not be judged.",
     ),
     Column(name="retryable", type=pa.bool_(), doc="Running the pilot again may succeed."),
     Column(name="arm_exit_code", type=pa.int32(), doc="Exit code of the arm's command."),
@@ -179,6 +190,11 @@ CHECK_COLUMNS: tuple[Column, ...] = (
     Column(name="count", type=pa.int64(), doc="Errors, findings or failed tests; null if unread."),
     Column(name="note", type=pa.string(), doc="Why the status or count is what it is."),
     Column(name="log_path", type=pa.string(), doc="Path of the command's log."),
+    Column(
+        name="problem",
+        type=pa.string(),
+        doc="For the test check: why its run cannot be judged (interrupted, no test ran, ...).",
+    ),
 )
 
 SITE_COLUMNS: tuple[Column, ...] = (
@@ -200,6 +216,11 @@ TEST_COLUMNS: tuple[Column, ...] = (
     Column(name="attempt", type=pa.int32(), doc="Rerun number from 1; 0 for base and after."),
     Column(name="file", type=pa.string(), doc="Test file; null when the report names none."),
     Column(name="test", type=pa.string(), doc="Test case name as the report gives it."),
+    Column(
+        name="test_id",
+        type=pa.string(),
+        doc="Full id in its file: class path and parameters (pytest), or the name.",
+    ),
     Column(name="outcome", type=pa.string(), doc="passed, failed, error or skipped."),
     Column(name="duration_s", type=pa.float64(), doc="Seconds, as reported."),
     Column(name="message", type=pa.string(), doc="First line of the failure message."),

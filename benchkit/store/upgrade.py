@@ -10,8 +10,10 @@ Version history:
   2  runs gain the gate, the arm's report (cost, sessions), failure and process
      columns, `origin` and `ci_status`; new tables `tests` and `sessions`.
   3  runs gain the environment their checks ran with (`environment_s`, `env_key`,
-     `env_python`, `env_packages`, `env_packages_digest`); `ab` rows gain `errors`
-     and `python` (a version-2 `ab` row's `failed` counts errored tests too).
+     `env_python`, `env_packages`, `env_packages_digest`) and `resolved`; the gate
+     may say `error`; tests gain `test_id` (a version-2 test's id is its name), checks
+     `problem`; `ab` rows gain `errors` and `python` (a version-2 `ab` row's
+     `failed` counts errored tests too).
 """
 
 from __future__ import annotations
@@ -50,8 +52,16 @@ def _v1_to_v2(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def _v2_to_v3(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
-    # The new columns read as null: version 2 did not know the environment.
-    return rows.with_columns(_bump(2).alias("schema_version"))
+    # The new columns read as null (version 2 did not know the environment), but a
+    # test's id, which was its name.
+    old = pl.col("schema_version") == 2
+    changes = [_bump(2).alias("schema_version")]
+    if table == "tests":
+        given = "test_id" in rows.collect_schema().names()
+        current = pl.col("test_id") if given else pl.lit(None, pl.String)
+        derived = pl.when(old).then(pl.coalesce(current, "test")).otherwise(current)
+        changes.append(derived.alias("test_id"))
+    return rows.with_columns(changes)
 
 
 STEPS: dict[int, Step] = {1: _v1_to_v2, 2: _v2_to_v3}

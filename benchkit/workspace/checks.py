@@ -15,8 +15,8 @@ from pathlib import Path
 
 from benchkit.bench.bench_file import Bench, Check
 from benchkit.gate.junit import CaseResult, ReportError, failed_count, parse_report
-from benchkit.gate.summary import read_summary
-from benchkit.gate.verdict import TestRun
+from benchkit.gate.runners import Runner, runner_of
+from benchkit.gate.verdict import TestRun, accounting_problems
 from benchkit.store.records import CheckResult, CheckStatus, Phase
 from benchkit.workspace import proc
 from benchkit.workspace.commands import allowed_env, substitute
@@ -55,13 +55,17 @@ def count_from_output(regex: str, output: str, status: CheckStatus) -> int | Non
     return 0 if status == "ok" else None
 
 
-def read_report(report: Path) -> tuple[tuple[CaseResult, ...] | None, str | None]:
-    """The cases of a JUnit report, and what is wrong with it: a report that is
-    missing, empty or not XML has no cases; one that names no test has zero."""
+def read_report(
+    report: Path, runner: Runner | None
+) -> tuple[tuple[CaseResult, ...] | None, str | None]:
+    """The cases of a JUnit report (test ids by the runner's rule), and what is wrong
+    with it: a report that is missing, empty or not XML has no cases; one that names
+    no test has zero. Pilots, `ab` and `probe` all read reports here."""
     if not report.exists():
         return None, f"no test report at {report.name}"
+    text = report.read_text(encoding="utf-8", errors="replace")
     try:
-        cases = parse_report(report.read_text(encoding="utf-8", errors="replace"))
+        cases = runner.read_report(text) if runner else parse_report(text)
     except ReportError as exc:
         return None, f"{report.name}: {exc}"
     if not cases:
@@ -100,15 +104,21 @@ def _run(
     return finished, log_path.read_text(encoding="utf-8", errors="replace")
 
 
-def _test_run(finished: proc.Finished, output: str, report: Path) -> TestRun:
-    cases, problem = read_report(report) if not finished.not_found else (None, None)
+def test_run_of(
+    finished: proc.Finished, output: str, report: Path, named: str | None = None
+) -> TestRun:
+    """What the gate needs of a test command that finished: its report's cases, read
+    by its runner (the one named, else the one whose summary the output holds), and
+    that runner's own closing summary."""
+    runner = runner_of(named, output)
+    cases, problem = read_report(report, runner) if not finished.not_found else (None, None)
     return TestRun(
         cases=cases,
         problem=problem,
         exit_code=finished.exit_code,
         timed_out=finished.timed_out,
         missing=finished.not_found,
-        summary=read_summary(output),
+        summary=runner.read_summary(output) if runner else None,
     )
 
 
@@ -141,7 +151,8 @@ def run_check(
     )
     status, note = status_of(finished, output)
     count: int | None = None
-    test_run = _test_run(finished, output, report) if by_report and report else None
+    named = tests.runner if tests else None
+    test_run = test_run_of(finished, output, report, named) if by_report and report else None
     if check.count is not None and check.count.regex is not None:
         count = count_from_output(check.count.regex, output, status)
     elif test_run is not None and status in ("ok", "fail"):
@@ -160,6 +171,7 @@ def run_check(
         count=count,
         note=note,
         log_path=str(logs / f"{phase}-{check.name}.log"),
+        problem="; ".join(accounting_problems(test_run)) or None if test_run else None,
     )
     return CheckRun(result=result, tests=test_run)
 
@@ -184,7 +196,8 @@ def run_alone(bench: Bench, *, instance: Instance, file: str, attempt: int, logs
     safe = file.replace("/", "_")
     finished, output = _run(
         substitute(
-            tests.alone, {"worktree": str(worktree), "report": str(report), "files": [file]}
+            tests.alone_command,
+            {"worktree": str(worktree), "report": str(report), "files": [file]},
         ),
         bench=bench,
         instance=instance,
@@ -198,4 +211,4 @@ def run_alone(bench: Bench, *, instance: Instance, file: str, attempt: int, logs
             not_found=True,
             duration_s=finished.duration_s,
         )
-    return _test_run(finished, output, report)
+    return test_run_of(finished, output, report, tests.runner)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -154,7 +155,9 @@ def _builder() -> str:
 
 def _interpreter(python: str, env: Mapping[str, str]) -> tuple[str, str]:
     """The version and path of a Python, by running it."""
-    version, _, path = capture([python, "-c", PROBE], env=env, timeout_s=60).strip().partition(" ")
+    version, _, path = (
+        capture([python, "-I", "-c", PROBE], env=env, timeout_s=60).strip().partition(" ")
+    )
     return version, path
 
 
@@ -209,6 +212,44 @@ def recipe(bench: Bench, repo: Repository) -> Recipe:
     )
 
 
+DISTRIBUTIONS = (
+    "import importlib.metadata as m; "
+    "print('\\n'.join(sorted({f'{d.name}=={d.version}' for d in m.distributions()})))"
+)
+
+
+def _distributions(python: str) -> tuple[str, ...] | None:
+    """`name==version` of every package a Python sees (the caller's, for `none`)."""
+    env = {**uv_env(), "PATH": os.pathsep.join(caller_path())}
+    try:
+        found = capture([python, "-I", "-c", DISTRIBUTIONS], env=env, timeout_s=60)  # -I: no cwd
+        return tuple(found.split())
+    except (ProcError, OSError):
+        return None
+
+
+def programs(commands: Sequence[str | Sequence[str]], environment: Environment) -> list[str]:
+    """What each command's program resolves to on the checks' PATH, with the time its
+    file last changed: `word=path@mtime_ns` (`word=?` when nothing does)."""
+    folders = [str(environment.path / "bin")] if environment.path else []
+    path = os.pathsep.join([*folders, *caller_path()])
+    found = []
+    for command in commands:
+        try:
+            words = shlex.split(command) if isinstance(command, str) else list(command)
+        except ValueError:
+            words = []
+        if not words:
+            continue
+        where = shutil.which(words[0], path=path)
+        if where is None:
+            found.append(f"{words[0]}=?")
+            continue
+        real = Path(where).resolve()
+        found.append(f"{words[0]}={real}@{real.stat().st_mtime_ns}")
+    return found
+
+
 def envs_dir() -> Path:
     return cache_dir() / "envs"
 
@@ -225,9 +266,9 @@ def ensure(recipe: Recipe, *, tree: Path, log: Path) -> Environment:
     """The environment of a recipe: from the cache, or built now (with the dependency
     files of `tree`, a worktree at base). Raises `EnvironmentFailure`."""
     if recipe.kind == "none":
-        log.parent.mkdir(parents=True, exist_ok=True)
-        log.write_text(f"environment none: the caller's PATH, python {recipe.python or '-'}\n")
-        return Environment(recipe=recipe, path=None, packages=None)
+        packages = _distributions(recipe.python) if recipe.python else None
+        _write_log(log, [f"environment none: the caller's PATH, python {recipe.python or '-'}"])
+        return Environment(recipe=recipe, path=None, packages=packages)
     final = envs_dir() / recipe.key
     final.parent.mkdir(parents=True, exist_ok=True)
     with locked(final):  # one build per key, whatever runs in parallel
@@ -272,27 +313,34 @@ def _build(recipe: Recipe, final: Path, *, tree: Path, log: Path) -> Environment
     return Environment(recipe=recipe, path=final, packages=packages)
 
 
-def _files(root: Path) -> list[Path]:
-    """The environment's regular files, its bookkeeping left out, in a fixed order."""
-    found = []
-    for folder, dirs, names in os.walk(root):
-        dirs.sort()
-        found += [Path(folder, n) for n in sorted(names) if n not in (META, LAST_USED)]
-    return [p for p in found if not p.is_symlink()]
+def _entries(root: Path) -> list[tuple[str, os.stat_result]]:
+    """The environment's regular files (path, stat), its bookkeeping left out, in a
+    fixed order: one `lstat` each, by `os.scandir`."""
+    found: list[tuple[str, os.stat_result]] = []
+    stack = [str(root)]
+    while stack:
+        folder = stack.pop()
+        with os.scandir(folder) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif entry.is_file(follow_symlinks=False) and entry.name not in (META, LAST_USED):
+                    found.append((entry.path, entry.stat(follow_symlinks=False)))
+    return found
 
 
 def _read_only(root: Path) -> None:
-    for path in _files(root):
-        path.chmod(path.stat().st_mode & ~0o222)
+    for path, stat in _entries(root):
+        os.chmod(path, stat.st_mode & ~0o222)
 
 
 def manifest(root: Path) -> str:
     """A digest of every file's path, size and modification time: it changes when a
     file is written in place (a hard-linked copy shares size and time with the cache)."""
     digest = hashlib.sha256()
-    for path in _files(root):
-        stat = path.lstat()
-        digest.update(f"{path.relative_to(root)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    start = len(str(root)) + 1
+    for path, stat in _entries(root):
+        digest.update(f"{path[start:]}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
     return digest.hexdigest()[:16]
 
 

@@ -1,0 +1,155 @@
+"""Validating a bench: its checks run K times at base and K times with the human
+reference, in the bench's environment, and a lock file of what its tests really do.
+
+A bench whose tests do not run at base (or with the human reference), or whose human
+reference does not pass its own `must_pass`, is refused with the reason.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchkit.bench.bench_file import Bench
+from benchkit.bench.find import find_bench
+from benchkit.bench.lock import Lock, Varied, bench_digest, lock_path, to_json
+from benchkit.errors import BenchError, UsageError
+from benchkit.gate.stability import Outcomes, outcomes
+from benchkit.gate.verdict import TestRun, accounting_problems
+from benchkit.workspace.cache import cache_dir
+from benchkit.workspace.checks import run_checks
+from benchkit.workspace.environment import (
+    Environment,
+    EnvironmentFailure,
+    ensure,
+    env_copy_of,
+    instantiate,
+    recipe,
+    remove,
+)
+from benchkit.workspace.git import Repository, add_worktree, prepare_repository, remove_worktree
+
+SIDES = ("base", "human")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Validation:
+    """What `validate` found, and where it wrote the lock file."""
+
+    bench: str
+    lock: Lock
+    path: Path
+
+    def summary(self) -> str:
+        lock = self.lock
+
+        def listed(tests: tuple[str, ...] | list[str]) -> str:
+            return "".join(f"\n  {t}" for t in tests) or " none"
+
+        varied = [f"{v.test} ({v.side}: failed {v.failed} of {v.runs})" for v in lock.flaky]
+        return (
+            f"validated {self.bench}: {lock.reruns} runs at base {lock.base_sha[:8]} and "
+            f"{lock.reruns} with the human reference {lock.human_sha[:8]}\n"
+            f"preexisting (fail at base every run):{listed(lock.preexisting)}\n"
+            f"proposed must_pass (fail at base, pass with the human):{listed(lock.must_pass)}\n"
+            f"added by the human (pass every run):{listed(lock.added_by_human)}\n"
+            f"flaky (the outcome varied):{listed(varied)}\n"
+            f"lock file: {self.path}"
+        )
+
+
+def _side(
+    bench: Bench, repo: Repository, sha: str, environment: Environment, runs: int, logs: Path
+) -> list[TestRun]:
+    worktree = cache_dir() / "worktrees" / f"validate-{logs.name}-{sha[:8]}"
+    shutil.rmtree(worktree, ignore_errors=True)
+    add_worktree(repo.mirror, sha, worktree)
+    instance = None
+    try:
+        log = logs / "environment.log"
+        instance = instantiate(environment, where=env_copy_of(worktree), tree=worktree, log=log)
+        found = []
+        for n in range(1, runs + 1):  # every check, as a pilot runs them: an install first
+            done = run_checks(bench, phase="base", instance=instance, logs=logs / str(n))
+            test_run = next((r.tests for r in done if r.tests is not None), None)
+            found.append(test_run or TestRun(cases=None, problem="the test check ran no report"))
+        return found
+    finally:
+        remove(instance)
+        remove_worktree(repo.mirror, worktree)
+
+
+def _refuse_unrun(bench: Bench, side: str, runs: list[TestRun]) -> None:
+    for n, run in enumerate(runs, start=1):
+        problems = accounting_problems(run)
+        if problems:
+            where = "at base" if side == "base" else "with the human reference"
+            raise BenchError(
+                bench.path, "tests", f"the tests do not run {where} (run {n}): {problems[0]}"
+            )
+
+
+def validate(bench: str | Path, *, reruns: int = 3, out: Path | str | None = None) -> Validation:
+    """Run the bench's tests `reruns` times at base and with the human reference, and
+    write its lock file (beside the bench, or `out`); raises `BenchError` to refuse."""
+    if reruns < 1:
+        raise UsageError("reruns", "", f"must be at least 1, not {reruns}")
+    found_bench = find_bench(bench)
+    tests = found_bench.file.tests
+    if tests is None:
+        raise BenchError(found_bench.path, "tests", "validation needs [tests]: the test check")
+    repo = prepare_repository(found_bench)
+    made = recipe(found_bench, repo)
+    logs = cache_dir() / "validate" / found_bench.name
+    shutil.rmtree(logs, ignore_errors=True)
+    base_tree = cache_dir() / "worktrees" / f"validate-{found_bench.name}-env"
+    add_worktree(repo.mirror, repo.base_sha, base_tree)
+    try:
+        environment = ensure(made, tree=base_tree, log=logs / "environment.log")
+    except EnvironmentFailure as exc:
+        raise BenchError(found_bench.path, "environment", str(exc)) from None
+    finally:
+        remove_worktree(repo.mirror, base_tree)
+    shas = {"base": repo.base_sha, "human": repo.human_sha}
+    runs = {
+        side: _side(found_bench, repo, shas[side], environment, reruns, logs / side)
+        for side in SIDES
+    }
+    for side in SIDES:
+        _refuse_unrun(found_bench, side, runs[side])
+    base, human = outcomes(runs["base"]), outcomes(runs["human"])
+    _refuse_must_pass(found_bench, human, tests.must_pass)
+    lock = Lock(
+        bench_digest=bench_digest(found_bench),
+        base_sha=repo.base_sha,
+        human_sha=repo.human_sha,
+        env_key=made.key,
+        env_packages_digest=environment.packages_digest,
+        reruns=reruns,
+        preexisting=tuple(base.failing_every_run()),
+        must_pass=tuple(t for t in human.passing_every_run() if t in base.failing_every_run()),
+        added_by_human=tuple(t for t in human.passing_every_run() if t not in base.by_test),
+        flaky=tuple(
+            Varied(test=test, side=side, failed=failed, runs=reruns)
+            for side, found in (("base", base), ("human", human))
+            for test, failed in found.varied().items()
+        ),
+    )
+    path = Path(out) if out is not None else lock_path(found_bench)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(to_json(lock))
+    return Validation(bench=found_bench.name, lock=lock, path=path)
+
+
+def _refuse_must_pass(bench: Bench, human: Outcomes, must_pass: list[str]) -> None:
+    for test in must_pass:
+        seen = human.by_test.get(test, [])
+        passed = seen.count("passed")
+        if passed < human.runs:
+            raise BenchError(
+                bench.path,
+                "tests.must_pass",
+                f"the human reference does not pass {test} "
+                f"(passed {passed} of {human.runs} runs{'' if seen else ': no such test'})",
+            )
