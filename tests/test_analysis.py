@@ -19,6 +19,7 @@ from benchkit.analysis.compare import compare, flips, paired
 from benchkit.analysis.markdown import markdown_table
 from benchkit.analysis.pilot_table import check_cell, coverage_cell, sessions_cell
 from benchkit.analysis.stats import bootstrap_mean, pairs_needed, sign_test
+from benchkit.analysis.text import test_findings
 from benchkit.errors import ImportFileError, UsageError
 from benchkit.store.imports import read_csv
 from benchkit.store.schema import SCHEMA_VERSION
@@ -319,3 +320,17 @@ def test_the_simulated_arm_says_so() -> None:
     assert (
         ROOT / "benchkit" / "bundled" / "benches" / "demo" / "patches" / "break-rounding.patch"
     ).exists()
+
+
+def test_every_reason_of_the_gate_reaches_the_printed_line() -> None:
+    row = {
+        "test_verdict": "fail",
+        "regression_files": ["tests/test_tax.py"],
+        "first_failures": [{"file": "tests/test_tax.py", "test": "TestTax::test_x", "message": ""}],
+        "test_reasons": "regression in tests/test_tax.py; jest's summary counts 3 failed, "
+        "the report names 1",
+    }
+    assert test_findings(row) == (
+        "regression tests/test_tax.py (TestTax::test_x); "
+        "jest's summary counts 3 failed, the report names 1"
+    )

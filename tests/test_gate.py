@@ -7,7 +7,7 @@ import pytest
 from benchkit.gate.intervals import wilson
 from benchkit.gate.junit import CaseResult, Outcome
 from benchkit.gate.summary import RunnerSummary
-from benchkit.gate.verdict import TestRun, base_problem, files_to_rerun, judge
+from benchkit.gate.verdict import TestRun, files_to_rerun, judge, run_problem
 
 
 def case(file: str | None, name: str, outcome: Outcome = "passed") -> CaseResult:
@@ -218,7 +218,7 @@ def test_tests_that_did_not_run_at_base_leave_the_bench_unable_to_judge() -> Non
             runner="pytest", failed_tests=1, failed_files=None, errors=1, interrupted=True
         ),
     )
-    problem = base_problem(interrupted)
+    problem = run_problem(interrupted)
     assert problem == "pytest was interrupted: 1 error(s) during collection, so no test ran"
     result = judge(interrupted, run(case("t/test_b.py", "b1")), {}, unjudgeable=problem)
     assert (result.verdict, result.reasons) == (
@@ -227,5 +227,5 @@ def test_tests_that_did_not_run_at_base_leave_the_bench_unable_to_judge() -> Non
     )
     # after the arm only, the same is the arm's fault
     assert judge(BASE, interrupted, {}).verdict == "fail"
-    assert base_problem(TestRun(cases=())) == "the test run ran no test: empty report"
-    assert base_problem(BASE) is None
+    assert run_problem(TestRun(cases=())) == "the test run ran no test: empty report"
+    assert run_problem(BASE) is None

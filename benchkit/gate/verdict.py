@@ -40,7 +40,6 @@ from benchkit.gate.junit import CaseResult, failing_files
 from benchkit.gate.summary import RunnerSummary
 
 Verdict = Literal["pass", "flaky-pass", "fail", "error"]
-PASSING: tuple[Verdict, ...] = ("pass", "flaky-pass")
 Attempt = Literal["pass", "fail", "no-test", "missing"]
 FIRST_FAILURES = 5
 
@@ -184,11 +183,12 @@ def judge_attempt(file: str, attempt: TestRun, at_base: set[tuple[str | None, st
     return "pass"
 
 
-def base_problem(base: TestRun | None) -> str | None:
-    """Why the tests at base cannot be judged against, or None."""
-    if base is None:
-        return "no test run at base"
-    return "; ".join(accounting_problems(base)) or None
+def run_problem(run: TestRun | None) -> str | None:
+    """Why a test run cannot be judged (at base: cannot be judged against), in one
+    line, or None."""
+    if run is None:
+        return "no test run"
+    return "; ".join(accounting_problems(run)) or None
 
 
 def judge(
@@ -200,7 +200,7 @@ def judge(
     known_flaky: frozenset[tuple[str, str]] = frozenset(),
 ) -> GateResult:
     """The verdict on one run's tests; `reruns` holds each rerun file's attempts.
-    `unjudgeable` says why the tests at base cannot be judged against (`base_problem`);
+    `unjudgeable` says why the tests at base cannot be judged against (`run_problem` of the base);
     `known_flaky` holds the (file, id) of tests the bench knows to be flaky at base."""
     if unjudgeable is not None:
         return GateResult(

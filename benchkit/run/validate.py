@@ -16,7 +16,7 @@ from benchkit.bench.find import find_bench
 from benchkit.bench.lock import Lock, Varied, bench_digest, lock_path, to_json
 from benchkit.errors import BenchError, UsageError
 from benchkit.gate.stability import Outcomes, outcomes
-from benchkit.gate.verdict import TestRun, accounting_problems
+from benchkit.gate.verdict import TestRun, run_problem
 from benchkit.workspace.cache import cache_dir
 from benchkit.workspace.checks import run_checks
 from benchkit.workspace.environment import (
@@ -82,11 +82,11 @@ def _side(
 
 def _refuse_unrun(bench: Bench, side: str, runs: list[TestRun]) -> None:
     for n, run in enumerate(runs, start=1):
-        problems = accounting_problems(run)
-        if problems:
+        problem = run_problem(run)
+        if problem:
             where = "at base" if side == "base" else "with the human reference"
             raise BenchError(
-                bench.path, "tests", f"the tests do not run {where} (run {n}): {problems[0]}"
+                bench.path, "tests", f"the tests do not run {where} (run {n}): {problem}"
             )
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from benchkit.bench.bench_file import Bench, Check
 from benchkit.gate.junit import CaseResult, ReportError, failed_count, parse_report
 from benchkit.gate.runners import Runner, runner_of
-from benchkit.gate.verdict import TestRun, accounting_problems
+from benchkit.gate.verdict import TestRun, run_problem
 from benchkit.store.records import CheckResult, CheckStatus, Phase
 from benchkit.workspace import proc
 from benchkit.workspace.commands import allowed_env, substitute
@@ -171,7 +171,7 @@ def run_check(
         count=count,
         note=note,
         log_path=str(logs / f"{phase}-{check.name}.log"),
-        problem="; ".join(accounting_problems(test_run)) or None if test_run else None,
+        problem=run_problem(test_run) if test_run else None,
     )
     return CheckRun(result=result, tests=test_run)
 
