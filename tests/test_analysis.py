@@ -19,7 +19,7 @@ from benchkit.analysis.compare import compare, flips, paired
 from benchkit.analysis.markdown import markdown_table
 from benchkit.analysis.pilot_table import check_cell, coverage_cell, sessions_cell
 from benchkit.analysis.stats import bootstrap_mean, pairs_needed, sign_test
-from benchkit.analysis.text import test_findings
+from benchkit.analysis.text import gate_findings
 from benchkit.errors import ImportFileError, UsageError
 from benchkit.store.imports import read_csv
 from benchkit.store.schema import SCHEMA_VERSION
@@ -330,7 +330,7 @@ def test_every_reason_of_the_gate_reaches_the_printed_line() -> None:
         "test_reasons": "regression in tests/test_tax.py; jest's summary counts 3 failed, "
         "the report names 1",
     }
-    assert test_findings(row) == (
+    assert gate_findings(row) == (
         "regression tests/test_tax.py (TestTax::test_x); "
         "jest's summary counts 3 failed, the report names 1"
     )

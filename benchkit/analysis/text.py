@@ -104,7 +104,7 @@ def _files(label: str, files: Sequence[str] | None) -> str | None:
     return f"{label} {', '.join(files)}" if files else None
 
 
-def test_findings(row: Mapping[str, Any]) -> str:
+def gate_findings(row: Mapping[str, Any]) -> str:
     """What the gate found in one run: preexisting, flaky, regression and missing files."""
     reruns = {r["file"]: r for r in row.get("rerun_stats") or []}
     flaky = [
@@ -140,5 +140,5 @@ def tests_block(rows: Sequence[Mapping[str, Any]]) -> str:
     lines = ["tests, by the gate:"]
     for r in judged:
         name = f"{r.get('arm')} #{r.get('trial')}"
-        lines.append(f"  {name:<{width}}  {r['test_verdict']:<10}  {test_findings(r)}")
+        lines.append(f"  {name:<{width}}  {r['test_verdict']:<10}  {gate_findings(r)}")
     return "\n".join(lines)
