@@ -192,6 +192,34 @@ def test_the_arm_sees_only_its_allow_list(tiny: TinyRepo, tmp_path: Path) -> Non
 INJECTION = "Fix it\"; touch pwned; echo $(touch pwned2) `touch pwned3` 'q'\nnext line $HOME"
 
 
+PLACEHOLDERS = "Use {model} in {worktree}; leave {home} and {max_cost} alone."
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        LIST_COMMAND,
+        '"python {fake} -p {{instruction}} --output-format json --model {{model}}"',
+    ],
+)
+def test_a_value_is_filled_in_once_and_never_expanded_again(
+    tiny: TinyRepo, tmp_path: Path, command: str
+) -> None:
+    text = tiny.bench_file.read_text().replace(
+        'instruction = "Add mul() to calc and bump VERSION."',
+        f"instruction = {json.dumps(PLACEHOLDERS)}",
+    )
+    tiny.bench_file.write_text(text)
+    model = "$(touch pwned-model)"
+    bk = Benchkit(tiny, tmp_path, _arm(tmp_path, command=command), "--model", model)
+    done = bk.run()
+    assert done.returncode == 0, done.stderr
+    trace = json.loads(bk.trace.read_text())
+    assert (trace["prompt"], trace["model"]) == (PLACEHOLDERS, model)  # as given, verbatim
+    assert not [p for p in tmp_path.rglob("pwned*")]
+    assert not [p for p in Path(cache_dir()).rglob("pwned*")]
+
+
 @pytest.mark.parametrize(
     "command",
     [

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+import benchkit
 from benchkit.bench.sites import DiffError, Hunk, human_sites, normalize, parse_diff, score
+from tests.conftest import make_repo
 
 BASE = {
     "app.py": [f"line {n}\n" for n in range(1, 21)],
@@ -300,3 +304,19 @@ def test_normalize_drops_every_space() -> None:
 def test_garbage_is_a_diff_error() -> None:
     with pytest.raises(DiffError):
         parse_diff("--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n-only one line\n")
+
+
+def test_names_git_quotes_are_read_as_they_are(tmp_path: Path) -> None:
+    names = ["ünï.txt", "tab\tname.txt", 'q"uote.txt', "skip-ü.txt"]
+    repo = tmp_path / "repo"
+    make_repo(repo, dict.fromkeys(names, "x\n"), dict.fromkeys(names, "y\n"), "human")
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "bench.toml").write_text(
+        f'name = "quoted"\ninstruction = "x"\n[repo]\ngit = "{repo}"\nbase = "main"\n'
+        '[human]\nref = "human"\n[sites]\nexclude = ["skip-*"]\n'
+    )
+    [run] = benchkit.pilot(str(bench), arm="human", store=tmp_path / "store")
+    files = sorted(benchkit.table("sites", tmp_path / "store")["file"])
+    assert files == sorted(names[:3])  # unquoted, and the glob saw the real name
+    assert (run.sites_total, run.sites_covered, run.sites_matched) == (3, 3, 3)

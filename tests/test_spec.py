@@ -127,6 +127,7 @@ def _cli(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
         (lambda t: t.replace('ref = "human"', 'ref = "v9.9"'), "human.ref"),
         (lambda t: "surprise = 1\n" + t, "surprise"),
         (lambda t: t.replace("timeout = 30", "timeout = -1"), "checks.0.timeout"),
+        (lambda t: t.replace('ref = "human"', 'ref = "main"'), "human.ref"),  # base itself
     ],
 )
 def test_cli_exits_2_and_writes_nothing(
@@ -151,3 +152,46 @@ def test_cli_unknown_arm_exits_2(tiny: TinyRepo, tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "replay:zz: no patch named 'zz'" in done.stderr
     assert not store.exists()  # the good arm before it did not run either
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf", "-inf"])
+def test_a_max_cost_that_is_no_amount_is_refused(
+    tiny: TinyRepo, tmp_path: Path, value: str
+) -> None:
+    store = tmp_path / "store"
+    done = _cli(
+        "pilot", "--bench", str(tiny.bench_dir), "--arm", "noop", "--max-cost", value, store=store
+    )
+    assert done.returncode == 2, done.stdout
+    assert done.stderr.startswith("benchkit: max_cost: must be a finite amount of USD")
+    assert len(done.stderr.splitlines()) == 1
+    assert not store.exists()
+
+
+@pytest.mark.parametrize(
+    ("make", "field", "message"),
+    [
+        (lambda b: (b / "base").write_text("not a folder"), "repo.tree", "not a folder: base"),
+        (lambda b: (b / "human.patch").mkdir(), "human.patch", "not a file: human.patch"),
+    ],
+)
+def test_a_tree_that_is_a_file_or_a_patch_that_is_a_folder(
+    tmp_path: Path, make: object, field: str, message: str
+) -> None:
+    bench = tmp_path / "b"
+    (bench / "base").mkdir(parents=True)
+    (bench / "base" / "a.py").write_text("A = 1\n")
+    (bench / "human.patch").write_text("")
+    assert callable(make)
+    if field == "repo.tree":
+        (bench / "base" / "a.py").unlink()
+        (bench / "base").rmdir()
+    else:
+        (bench / "human.patch").unlink()
+    make(bench)
+    (bench / "bench.toml").write_text(
+        'name = "b"\ninstruction = "x"\n[repo]\ntree = "base"\n[human]\npatch = "human.patch"\n'
+    )
+    with pytest.raises(BenchError) as caught:
+        load_bench(bench / "bench.toml")
+    assert str(caught.value) == f"{bench / 'bench.toml'}: {field}: {message}"

@@ -11,7 +11,6 @@ string command), so an instruction holding quotes, `;`, `$(...)` or a newline is
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -26,10 +25,9 @@ from benchkit.bench.bench_file import Bench
 from benchkit.errors import ArmError
 from benchkit.store.records import ArmReport, PilotSpec
 from benchkit.workspace import proc
-from benchkit.workspace.commands import allowed_env, substitute
+from benchkit.workspace.commands import PLACEHOLDER, allowed_env, fill, substitute
 
 BASE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
-PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 BUILT_IN_VARS = (
     "instruction",
     "model",
@@ -156,13 +154,6 @@ class CommandArm:
                     path.unlink()  # the tool's report is not part of its change
         out = stdout.read_text(errors="replace") if stdout.exists() else ""
         return read_report(spec, stdout=out, file_text=file_text)
-
-
-def fill(template: str, values: Mapping[str, str]) -> str:
-    """Placeholders replaced as they are: for paths benchkit itself opens."""
-    for name, value in values.items():
-        template = template.replace("{" + name + "}", value)
-    return template
 
 
 def command_arm(value: str, path: Path, bench: Bench, spec: PilotSpec) -> CommandArm:

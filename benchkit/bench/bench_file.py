@@ -200,10 +200,15 @@ def load_bench(path: Path) -> Bench:
     """Read and validate a bench file, or raise `BenchError`."""
     file = validated(BenchFile, path, BenchError)
     bench = Bench(file=file, path=path.resolve())
-    for field, relative in (
-        ("repo.tree", file.repo.tree),
-        ("human.patch", file.human.patch),
+    for field, relative, folder in (
+        ("repo.tree", file.repo.tree, True),
+        ("human.patch", file.human.patch, False),
     ):
-        if relative is not None and not bench.resolve(relative).exists():
+        if relative is None:
+            continue
+        found = bench.resolve(relative)
+        if not found.exists():
             raise BenchError(path, field, f"no such file or folder: {relative}")
+        if found.is_dir() != folder:
+            raise BenchError(path, field, f"not a {'folder' if folder else 'file'}: {relative}")
     return bench

@@ -125,9 +125,34 @@ class Coverage:
         return sum(s.matched for s in self.sites)
 
 
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13}
+
+
+def unquote(name: str) -> str:
+    """A path as git prints it, unquoted: git wraps a name holding a tab, a quote or
+    (without core.quotePath=false) a non-ASCII byte in double quotes, with C escapes
+    and octal bytes (`"\\303\\274.txt"` is `ü.txt`)."""
+    if not (len(name) >= 2 and name[0] == name[-1] == '"'):
+        return name
+    body, out, i = name[1:-1], bytearray(), 0
+    while i < len(body):
+        if body[i] == "\\" and i + 1 < len(body):
+            if body[i + 1] in "01234567":
+                out.append(int(body[i + 1 : i + 4], 8) & 0xFF)
+                i += 4
+                continue
+            out.append(_ESCAPES.get(body[i + 1], ord(body[i + 1])))
+            i += 2
+            continue
+        out += body[i].encode()
+        i += 1
+    return out.decode("utf-8", errors="surrogateescape")
+
+
 def _strip_prefix(name: str | None) -> str | None:
     if name is None or name == "/dev/null":
         return None
+    name = unquote(name)
     return name[2:] if name[:2] in ("a/", "b/") else name
 
 

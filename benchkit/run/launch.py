@@ -7,6 +7,7 @@ written), then runs each and records it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -90,6 +91,10 @@ def pilot(
     for name, value in (("trials", trials), ("flake_reruns", flake_reruns)):
         if value < 1:
             raise UsageError(name, "", f"must be at least 1, not {value}")
+    if max_cost is not None and not (math.isfinite(max_cost) and max_cost >= 0):
+        raise UsageError(
+            "max_cost", "", f"must be a finite amount of USD, 0 or more, not {max_cost}"
+        )
     specs = pilot_specs(
         str(bench),
         [arm] if isinstance(arm, str) else list(arm),

@@ -4,6 +4,7 @@ allow-listed environment they run with."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
@@ -12,26 +13,35 @@ from pathlib import Path
 ALLOWED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM")
 
 
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def fill(template: str, values: Mapping[str, str]) -> str:
+    """Each `{name}` of the template replaced by its value, in one pass: a value is
+    never read again for placeholders (an instruction saying `{model}` stays so).
+    Names without a value stay as written."""
+    return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+
+
 def substitute(
     command: str | Sequence[str], values: Mapping[str, str | Sequence[str]]
 ) -> str | list[str]:
-    """Put values into `{name}` placeholders: shell-quoted in a string command; as
-    whole arguments in a list (a list value becomes several arguments)."""
+    """Put values into `{name}` placeholders, in one pass: shell-quoted in a string
+    command; as whole arguments in a list (a list value becomes several arguments)."""
     if isinstance(command, str):
-        for name, value in values.items():
-            quoted = shlex.quote(value) if isinstance(value, str) else shlex.join(list(value))
-            command = command.replace("{" + name + "}", quoted)
-        return command
+        quoted = {
+            k: shlex.quote(v) if isinstance(v, str) else shlex.join(list(v))
+            for k, v in values.items()
+        }
+        return fill(command, quoted)
+    strings = {k: v for k, v in values.items() if isinstance(v, str)}
     argv: list[str] = []
     for arg in command:
         whole = values.get(arg[1:-1]) if arg.startswith("{") and arg.endswith("}") else None
         if whole is not None and not isinstance(whole, str):
             argv.extend(whole)
             continue
-        for name, value in values.items():
-            if isinstance(value, str):
-                arg = arg.replace("{" + name + "}", value)
-        argv.append(arg)
+        argv.append(fill(arg, strings))
     return argv
 
 

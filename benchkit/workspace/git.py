@@ -186,6 +186,9 @@ def prepare_repository(bench: Bench) -> Repository:
         found = resolve(mirror, human_ref)
         assert found is not None
         human_sha = found
+    if human_sha == base_sha:
+        field = "human.ref" if human.ref is not None else "human.patch"
+        raise BenchError(bench.path, field, "names the base commit itself: no change to measure")
     return Repository(mirror=mirror, base_sha=base_sha, human_sha=human_sha)
 
 
