@@ -208,8 +208,11 @@ def compare(by: str, bench: str | None, store: Path | None) -> None:
 @store_option
 def plot(kind: str, out: Path, bench: str | None, store: Path | None) -> None:
     """Save one plot of the runs (a .png, .svg or .pdf)."""
-    frame = benchkit.runs(store, bench=bench)
-    benchkit.plot(kind, frame).savefig(out, dpi=120)
+    figure = benchkit.plot(kind, benchkit.runs(store, bench=bench))
+    try:
+        figure.savefig(out, dpi=120)
+    except OSError as exc:
+        raise UsageError(out, "--out", exc.strerror or str(exc)) from None
     click.echo(str(out))
 
 

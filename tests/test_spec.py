@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+import benchkit
 from benchkit.bench.bench_file import load_bench
 from benchkit.bench.find import find_bench
 from benchkit.errors import BenchError
+from benchkit.workspace.cache import cache_dir
 from tests.conftest import DEMO, TinyRepo
 
 GOOD = """\
@@ -195,3 +197,19 @@ def test_a_tree_that_is_a_file_or_a_patch_that_is_a_folder(
     with pytest.raises(BenchError) as caught:
         load_bench(bench / "bench.toml")
     assert str(caught.value) == f"{bench / 'bench.toml'}: {field}: {message}"
+
+
+def test_a_failed_clone_leaves_nothing_and_an_option_is_no_url(tmp_path: Path) -> None:
+    planted = tmp_path / "planted"
+    for source in (str(tmp_path / "nowhere"), f"--upload-pack=touch {planted}"):
+        (tmp_path / "b").mkdir(exist_ok=True)
+        (tmp_path / "b" / "bench.toml").write_text(
+            f'name = "b"\ninstruction = "x"\n[repo]\ngit = "{source}"\nbase = "main"\n'
+            '[human]\nref = "main"\n'
+        )
+        with pytest.raises(BenchError, match=r"repo\.git: cannot clone"):
+            benchkit.pilot(str(tmp_path / "b"), arm="noop", store=tmp_path / "store")
+    assert not planted.exists()  # the option reached git as a URL, never as an option
+    left = [p.name for p in (cache_dir() / "repos").iterdir() if not p.name.endswith(".lock")]
+    assert left == []  # no half-made mirror
+    assert not (tmp_path / "store").exists()

@@ -164,3 +164,45 @@ def test_a_running_run_is_not_compacted(tiny: TinyRepo, tmp_path: Path) -> None:
     )
     assert merged["runs"] == 0  # one finished run alone is not worth a part
     assert (tmp_path / "runs" / f"{first}.parquet").exists()
+
+
+def _cli(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "benchkit", *args, "--store", str(store)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_a_file_of_the_wrong_schema_is_skipped_once_by_reads_and_compaction(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    benchkit.pilot(str(tiny.bench_dir), arm=["noop", "noop"], store=tmp_path)
+    wrong = tmp_path / "runs" / "20990101T000000-wrongtyp.parquet"
+    pq.write_table(pa.table({"run_id": ["x"], "status": [3], "trial": ["one"]}), wrong)
+    corrupt = tmp_path / "checks" / "20990101T000000-corrupt0.parquet"
+    corrupt.write_bytes(b"PAR1 not really parquet")
+    done = _cli("runs", store=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert len([line for line in done.stdout.splitlines() if line[:8].isdigit()]) == 2
+    warned = [line for line in done.stderr.splitlines() if "wrongtyp" in line]
+    assert len(warned) == 1 and "skipped" in warned[0]  # one warning, not one per read
+    compacted = _cli("compact", store=tmp_path)
+    assert compacted.returncode == 0, compacted.stderr
+    assert "runs: 2 files" in compacted.stdout and "checks: 2 files" in compacted.stdout
+    assert wrong.exists() and corrupt.exists()  # left as they were, not merged or lost
+    with pytest.warns(StoreWarning, match="wrongtyp"):
+        assert benchkit.runs(tmp_path).height == 2
+
+
+def test_a_plot_of_no_runs_or_to_no_folder_is_one_line(tmp_path: Path) -> None:
+    done = _cli("plot", "wall", "--out", str(tmp_path / "w.png"), store=tmp_path / "empty")
+    assert (done.returncode, done.stderr) == (2, "benchkit: plot: no runs to plot\n")
+    csv = tmp_path / "runs.csv"
+    csv.write_text("bench,arm,wall_s\nb,a,1.5\nb,a,2.5\n")
+    assert _cli("import", str(csv), store=tmp_path / "s").returncode == 0
+    out = tmp_path / "no" / "such" / "folder" / "w.png"
+    done = _cli("plot", "wall", "--out", str(out), store=tmp_path / "s")
+    assert done.returncode == 2 and done.stderr.startswith(f"benchkit: {out}: --out: ")
+    assert len(done.stderr.splitlines()) == 1

@@ -120,4 +120,7 @@ def plot(kind: str, runs: RunsLike) -> Figure:
     matplotlib Figure."""
     if kind not in PLOTS:
         raise UsageError(kind, "", f"no such plot (plots: {', '.join(PLOTS)})")
-    return PLOTS[kind](runs_frame(runs).collect())
+    frame = runs_frame(runs).collect()
+    if frame.is_empty():
+        raise UsageError("plot", "", "no runs to plot")
+    return PLOTS[kind](frame)

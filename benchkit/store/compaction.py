@@ -21,10 +21,11 @@ from benchkit.store.parquet import (
     all_files,
     compacted_ids,
     read_table,
+    readable,
     store_path,
     write_arrow,
 )
-from benchkit.store.schema import TABLES, table_schema
+from benchkit.store.schema import TABLES
 
 AUTO_COMPACT = 64  # runs' own files in a store past which a pilot command compacts it
 
@@ -45,19 +46,13 @@ def compact(store: Path | str | None = None, *, least: int = 2) -> dict[str, int
             own = [f for f in everything if not f.name.startswith(PART)]
             for leftover in [f for f in own if f.stem in held]:
                 leftover.unlink(missing_ok=True)  # merged before, not removed then
-            files = [f for f in own if f.stem in finished and f.stem not in held]
+            candidates = [f for f in own if f.stem in finished and f.stem not in held]
+            files, unified = readable(store, table, candidates)  # a bad file stays put
             merged[table] = 0
             if len(files) < least:
                 continue
-            schemas = [pq.read_schema(f) for f in files]
-            unified = pa.unify_schemas(
-                [table_schema(table), *schemas], promote_options="permissive"
-            )
             combined = pa.concat_tables(
-                [
-                    pq.read_table(f).cast(_widen(schema, unified))
-                    for f, schema in zip(files, schemas, strict=True)
-                ],
+                [pq.read_table(f).cast(_widen(pq.read_schema(f), unified)) for f in files],
                 promote_options="permissive",
             )
             name = f"{PART}{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"

@@ -123,8 +123,32 @@ def _files(store: Path, table: str) -> list[Path]:
     return [f for f in files if f.name.startswith(PART) or f.stem not in held]
 
 
+_SKIPPED: set[str] = set()  # what this process has warned of: each file once
+
+
 def _warn_skipped(path: Path, exc: Exception) -> None:
-    warnings.warn(f"skipped {path}: {exc}", StoreWarning, stacklevel=3)
+    message = f"skipped {path}: {exc}"
+    if message not in _SKIPPED:  # a command may read a table twice (recovery, then rows)
+        _SKIPPED.add(message)
+        warnings.warn(message, StoreWarning, stacklevel=3)
+
+
+def readable(store: Path, table: str, files: list[Path]) -> tuple[list[Path], pa.Schema]:
+    """The files whose footer reads and whose columns agree with the table's declared
+    ones and with each other, and their unified schema; the others are skipped with a
+    warning that names them."""
+    unified = table_schema(table)
+    kept = []
+    for path in files:
+        try:
+            unified = pa.unify_schemas(
+                [unified, pq.read_schema(path)], promote_options="permissive"
+            )
+        except Exception as exc:  # unreadable, or a column of another type: name it
+            _warn_skipped(path, exc)
+            continue
+        kept.append(path)
+    return kept, unified
 
 
 def _empty(table: str) -> pl.LazyFrame:
@@ -135,19 +159,12 @@ def _empty(table: str) -> pl.LazyFrame:
 
 def scan_table(store: Path | str | None, table: str) -> pl.LazyFrame:
     """One table of the store, lazily: every file's rows, upgraded to the current
-    schema. A file whose footer cannot be read is skipped with a warning naming it."""
-    files: list[Path] = []
-    schemas: list[pa.Schema] = [table_schema(table)]
-    for path in _files(store_path(store), table):
-        try:
-            schemas.append(pq.read_schema(path))
-        except Exception as exc:  # any unreadable file: name it, keep the rest
-            _warn_skipped(path, exc)
-            continue
-        files.append(path)
+    schema. A file whose footer cannot be read, or whose columns have other types, is
+    skipped with a warning naming it."""
+    folder = store_path(store)
+    files, unified = readable(folder, table, _files(folder, table))
     if not files:
         return _empty(table)
-    unified = pa.unify_schemas(schemas, promote_options="permissive")
     frame = pl.from_arrow(unified.empty_table())
     assert isinstance(frame, pl.DataFrame)
     rows = pl.scan_parquet(
@@ -181,7 +198,7 @@ def read_file(path: Path) -> list[dict[str, Any]] | None:
     try:
         rows: list[dict[str, Any]] = pq.read_table(path).to_pylist()
     except Exception as exc:  # unreadable: name it, let the caller do without
-        warnings.warn(f"skipped {path}: {exc}", StoreWarning, stacklevel=2)
+        _warn_skipped(path, exc)
         return None
     return rows
 

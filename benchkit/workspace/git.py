@@ -102,33 +102,30 @@ def _build_from_tree(bench: Bench, folder: Path, patch: Path) -> Path:
         if (mirror / "refs" / "benchkit" / "human").exists():
             return mirror
         tmp = Path(tempfile.mkdtemp(prefix=mirror.name + ".", dir=mirror.parent))
-        git("init", "--quiet", "--bare", str(tmp))
-        with tempfile.TemporaryDirectory(prefix="benchkit-index-") as scratch:
-            index = str(Path(scratch) / "index")
-            git(
-                "--git-dir",
-                str(tmp),
-                "--work-tree",
-                str(folder),
-                "add",
-                "--all",
-                ".",
-                cwd=folder,
-                GIT_INDEX_FILE=index,
-            )
-            tree = git("write-tree", cwd=tmp, GIT_INDEX_FILE=index).strip()
-        base = _commit(tmp, tree, None, f"{bench.name}: base")
-        git("update-ref", "refs/benchkit/base", base, cwd=tmp)
         try:
-            human = _commit_patch(tmp, base, patch, f"{bench.name}: human reference")
-        except ProcError as exc:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise BenchError(
-                bench.path, "human.patch", f"does not apply to the tree: {exc}"
-            ) from None
-        git("update-ref", "refs/benchkit/human", human, cwd=tmp)
+            _fill_from_tree(bench, tmp, folder, patch)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)  # no half-made mirror stays
+            raise
         os.replace(tmp, mirror)
     return mirror
+
+
+def _fill_from_tree(bench: Bench, tmp: Path, folder: Path, patch: Path) -> None:
+    """Commit the folder as base and the patch on it as human, in a new bare repository."""
+    git("init", "--quiet", "--bare", str(tmp))
+    with tempfile.TemporaryDirectory(prefix="benchkit-index-") as scratch:
+        index = str(Path(scratch) / "index")
+        work = ["--git-dir", str(tmp), "--work-tree", str(folder)]
+        git(*work, "add", "--all", ".", cwd=folder, GIT_INDEX_FILE=index)
+        tree = git("write-tree", cwd=tmp, GIT_INDEX_FILE=index).strip()
+    base = _commit(tmp, tree, None, f"{bench.name}: base")
+    git("update-ref", "refs/benchkit/base", base, cwd=tmp)
+    try:
+        human = _commit_patch(tmp, base, patch, f"{bench.name}: human reference")
+    except ProcError as exc:
+        raise BenchError(bench.path, "human.patch", f"does not apply to the tree: {exc}") from None
+    git("update-ref", "refs/benchkit/human", human, cwd=tmp)
 
 
 def _slug(source: str) -> str:
@@ -146,7 +143,11 @@ def _mirror_git(source: str) -> Path:
             git("fetch", "--quiet", "--prune", "origin", cwd=mirror)
         else:
             tmp = Path(tempfile.mkdtemp(prefix=mirror.name + ".", dir=mirror.parent))
-            git("clone", "--quiet", "--mirror", url, str(tmp))
+            try:  # `--`: a source that looks like an option is still a URL
+                git("clone", "--quiet", "--mirror", "--", url, str(tmp))
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)  # no half-made mirror stays
+                raise
             os.replace(tmp, mirror)
     return mirror
 
