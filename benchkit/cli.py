@@ -319,7 +319,13 @@ def bench_group() -> None:
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="The lock file.")
 def bench_validate(bench: str, reruns: int, out: Path | None) -> None:
     """Run the tests K times at base and with the human reference; write a lock file."""
-    click.echo(benchkit.validate(bench, reruns=reruns, out=out).summary())
+    try:
+        with interrupts():  # SIGTERM, like Ctrl-C, still removes the worktrees it made
+            found = benchkit.validate(bench, reruns=reruns, out=out)
+    except KeyboardInterrupt as exc:
+        click.echo("benchkit: interrupted; nothing written", err=True)
+        sys.exit(exc.exit_code if isinstance(exc, Terminated) else INTERRUPTED)
+    click.echo(found.summary())
 
 
 @main.group()

@@ -36,7 +36,7 @@ def stage(bench_name: str, scratch: Path, n: int) -> tuple[float, bool]:
     try:
         made = recipe(bench, repo)  # a pilot's plan reads it, before its stages
         started = time.perf_counter()
-        built = ensure(made, tree=worktree, log=scratch / f"env-{n}.log")
+        built = ensure(made, log=scratch / f"env-{n}.log")
         instance = instantiate(
             built, where=scratch / f"worktree-{n}-env", tree=worktree, log=scratch / "i.log"
         )

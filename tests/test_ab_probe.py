@@ -252,17 +252,32 @@ def test_ab_in_a_benchs_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.delenv("VIRTUAL_ENV")
     monkeypatch.setenv("PATH", os.environ["PATH"].split(os.pathsep, 1)[1])  # deactivated
     repo = tmp_path / "repo"
-    make_repo(repo, {**BASE, **FROZEN}, {**HEAD, **FROZEN}, "fix")
+    env_test = {
+        "tests/test_env.py": "import os\n\n\ndef test_the_benchs_env():\n"
+        "    assert os.environ['FROM_BENCH'] == os.getcwd() + '/yes'\n"
+    }
+    make_repo(repo, {**BASE, **FROZEN, **env_test}, {**HEAD, **FROZEN}, "fix")
     bench = tmp_path / "bench"
     bench.mkdir()
     (bench / "bench.toml").write_text(
         f'name = "b"\ninstruction = "x"\n[repo]\ngit = "{repo}"\nbase = "main"\n'
         '[human]\nref = "fix"\n[environment]\nkind = "venv"\n'
-        'packages = ["pytest==8.3.5", "freezegun==1.5.1"]\n'
+        'packages = ["pytest==8.3.5", "freezegun==1.5.1"]\n[env]\nFROM_BENCH = "{worktree}/yes"\n'
     )
-    command = [*JUNIT, "tests/test_clock.py"]
+    command = [*JUNIT, "tests/test_clock.py", "tests/test_env.py"]
     result = benchkit.ab("main", "fix", command, repo=repo, store=tmp_path / "s", bench=bench)
     for side in ("base", "head"):
         run = result.runs[side][0]
-        assert (run.passed, run.failed, run.errors) == (1, 0, 0)
+        assert (run.passed, run.failed, run.errors) == (2, 0, 0)  # its [env] applied too
         assert run.python is not None and "-env/bin/python" in run.python
+
+
+def test_ab_never_reads_a_report_an_earlier_run_left(tmp_path: Path) -> None:
+    broken = {**HEAD, "conftest.py": "raise ImportError('the head cannot even start')\n"}
+    make_repo(tmp_path / "repo", BASE, broken, "fix")
+    report = tmp_path / "outside.xml"  # a report path outside the worktrees: it outlives them
+    command = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}"]
+    result = benchkit.ab("main", "fix", command, repo=tmp_path / "repo", store=tmp_path / "s")
+    base, head = result.runs["base"][0], result.runs["head"][0]
+    assert (base.passed, base.failed) == (1, 1)
+    assert head.cases is None and head.passed is None  # no report of its own: no figures

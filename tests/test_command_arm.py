@@ -361,7 +361,8 @@ def test_sigkill_leaves_a_running_record_that_the_next_command_marks_crashed(
     row = bk.row()
     assert (row["status"], row["failure_kind"], row["retryable"]) == ("crashed", "crash", True)
     assert "+VERSION = 2" in Path(str(row["artifacts"]), "agent.patch").read_text()
-    assert not list((Path(cache_dir()) / "worktrees").iterdir())
+    assert not list((Path(cache_dir()) / "worktrees").iterdir())  # worktree, its env copy
+    assert not list((Path(cache_dir()) / "homes").iterdir())  # and the run's HOME
 
 
 def _tarball(tmp_path: Path) -> Path:
@@ -464,3 +465,26 @@ def test_the_executor_is_recorded_and_its_args_passed(tiny: TinyRepo, tmp_path: 
     assert "--verbose" in json.loads(bk.trace.read_text())["argv"]
     frame = benchkit.runs(bk.store)
     assert frame.filter(pl.col("executor") == "sdk").height == 1
+
+
+def test_an_arm_that_breaks_the_worktrees_git_fails_alone(tiny: TinyRepo, tmp_path: Path) -> None:
+    arm = tmp_path / "breaker.toml"
+    arm.write_text(
+        'name = "breaker"\ncommand = ["sh", "-c", "rm -f .git && git init -q && echo x > n.txt"]\n'
+    )
+    store = tmp_path / "store"
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)),
+            *("--arm", str(arm), "--arm", "noop", "--store", str(store)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stderr  # one run failed; no traceback, the next ran
+    assert "Traceback" not in done.stderr
+    rows = {r["arm"]: r for r in benchkit.runs(store).to_dicts()}
+    assert (rows[str(arm)]["status"], rows[str(arm)]["failure_kind"]) == ("failed", "worktree")
+    assert rows["noop"]["status"] == "ok"
+    assert not list((Path(cache_dir()) / "worktrees").iterdir())

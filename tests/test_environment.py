@@ -300,3 +300,30 @@ def test_an_editable_project_with_its_extras(tmp_path: Path) -> None:
         assert {"iniconfig==2.0.0", "pytest==8.3.5"} <= set(run.environment.packages)
         # the project itself is installed in each pilot's copy, not in the cached one
         assert not any(p.startswith("mpkg") for p in run.environment.packages)
+
+
+def test_a_file_a_requirements_file_includes_is_part_of_the_key(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    files = {
+        "requirements-dev.txt": "-r reqs/base.txt\npytest==8.3.5\n",
+        "reqs/base.txt": "-c pins.txt\niniconfig\n",
+        "reqs/pins.txt": "iniconfig==2.0.0\n",
+        "test_it.py": "def test_it():\n    pass\n",
+    }
+    base, changed = make_repo(repo, files, {"reqs/pins.txt": "iniconfig==2.1.0\n"}, "next")
+    found = []
+    for n, sha in enumerate((base, changed)):
+        folder = tmp_path / f"b{n}"
+        folder.mkdir()
+        (folder / "bench.toml").write_text(
+            f'name = "inc"\ninstruction = "x"\n[repo]\ngit = "{repo}"\nbase = "{sha}"\n'
+            f'[human]\nref = "{base if n else changed}"\n[environment]\nkind = "venv"\n'
+            'requirements = ["requirements-dev.txt"]\n'
+            '[[checks]]\nname = "test"\ncommand = "python -m pytest -q -p no:cacheprovider"\n'
+        )
+        [run] = benchkit.pilot(str(folder), arm="noop", store=tmp_path / "store")
+        assert run.status == "ok", run.failure_detail
+        assert run.environment is not None and run.environment.packages is not None
+        found.append((run.environment.key, run.baseline_key, set(run.environment.packages)))
+    assert found[0][0] != found[1][0] and found[0][1] != found[1][1]
+    assert "iniconfig==2.0.0" in found[0][2] and "iniconfig==2.1.0" in found[1][2]

@@ -229,3 +229,19 @@ def test_tests_that_did_not_run_at_base_leave_the_bench_unable_to_judge() -> Non
     assert judge(BASE, interrupted, {}).verdict == "fail"
     assert run_problem(TestRun(cases=())) == "the test run ran no test: empty report"
     assert run_problem(BASE) is None
+
+
+def test_an_error_in_a_teardown_is_no_missing_test() -> None:
+    # pytest: "2 passed, 1 error" for a test whose fixture raised after it passed; its
+    # report holds that test once, as an error, and the other one as passed
+    summary = RunnerSummary(
+        runner="pytest", failed_tests=1, failed_files=None, passed=2, skipped=0, errors=1
+    )
+    after = run(
+        case("t/test_a.py", "test_a", "error"), case("t/test_a.py", "test_b"), summary=summary
+    )
+    assert run_problem(after) is None
+    short = RunnerSummary(runner="jest", failed_tests=0, failed_files=0, passed=3, skipped=0)
+    assert run_problem(run(case("t/a.test.ts", "x"), summary=short)) == (
+        "jest's summary counts 3 tests, the report holds 1"
+    )

@@ -103,10 +103,17 @@ class Tests(Strict):
 
     check: str = "test"
     report: str
-    runner: Literal["pytest", "vitest", "jest", "bun"] | None = None  # else: from the log
+    runner: str | None = None  # a name of the runner registry; else: from the log
     alone: str | list[str] | None = None
     must_pass: list[TestName] = Field(default_factory=list)  # fail to pass (FAIL_TO_PASS)
     keep_passing: list[TestName] = Field(default_factory=list)  # PASS_TO_PASS
+
+    @field_validator("runner")
+    @classmethod
+    def _known_runner(cls, value: str | None) -> str | None:
+        if value is not None and value not in RUNNERS:
+            raise ValueError(f"no runner {value!r} (runners: {', '.join(RUNNERS)})")
+        return value
 
     @model_validator(mode="after")
     def _alone(self) -> Tests:

@@ -151,7 +151,8 @@ def ab(
         "base": resolve_ref(mirror, repo, base, "--base"),
         "head": resolve_ref(mirror, repo, head, "--head"),
     }
-    environment = bench_environment(bench, mirror, shas["base"], shas["head"])
+    environment, bench_env = bench_environment(bench, mirror, shas["base"], shas["head"])
+    env = {**bench_env, **(env or {})}  # the bench's [env], then the caller's
     ab_id = f"ab-{datetime.now(UTC):%Y%m%dT%H%M%S}-{shas['head'][:8]}"
     logs = store / "artifacts" / ab_id
     runs = {

@@ -163,7 +163,8 @@ def probe(
     at_base = set(git("ls-tree", "-r", "--name-only", base_sha, cwd=mirror).split())
     probe_id = f"probe-{datetime.now(UTC):%Y%m%dT%H%M%S}-{head_sha[:8]}"
     logs = store / "artifacts" / probe_id
-    environment = bench_environment(bench, mirror, head_sha, head_sha)  # worktrees at head
+    environment, bench_env = bench_environment(bench, mirror, head_sha, head_sha)  # at head
+    env = {**bench_env, **(env or {})}  # the bench's [env], then the caller's
     at_head = run_at(
         mirror, head_sha, command, logs=logs, name="head", env=env, environment=environment
     )

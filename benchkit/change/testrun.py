@@ -29,7 +29,6 @@ from benchkit.workspace.cache import cache_dir
 from benchkit.workspace.checks import read_report
 from benchkit.workspace.commands import allowed_env, substitute
 from benchkit.workspace.environment import (
-    PROBE,
     EnvironmentFailure,
     Instance,
     Recipe,
@@ -37,11 +36,12 @@ from benchkit.workspace.environment import (
     env_copy_of,
     importable_root,
     instantiate,
+    interpreter,
     recipe,
     remove,
 )
 from benchkit.workspace.git import Repository, add_worktree, remove_worktree
-from benchkit.workspace.proc import ProcError, capture
+from benchkit.workspace.proc import ProcError
 
 REPORT_FLAG = re.compile(r"^--junit-?xml(?:=(.+))?$")
 
@@ -135,26 +135,27 @@ def command_env(
     return env
 
 
-def interpreter(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> str | None:
+def python_of(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> str | None:
     """The version and path of the Python a command runs: its own first word when that
     is a python, else the `python` its PATH names; None when there is none."""
     python = argv[0] if PYTHON_NAME.match(Path(argv[0]).name) else "python"
     try:
-        return capture([python, "-c", PROBE], cwd=cwd, env=env, timeout_s=60).strip() or None
+        return " ".join(interpreter(python, env, cwd))
     except (ProcError, OSError):
         return None
 
 
 def bench_environment(
     bench: str | Path | None, mirror: Path, base_sha: str, head_sha: str
-) -> Recipe | None:
-    """A bench's environment for a command at two commits, its dependency files read at
-    `base_sha`; None for the caller's own. Raises `BenchError`."""
+) -> tuple[Recipe | None, dict[str, str]]:
+    """A bench's environment for a command at two commits (its dependency files read at
+    `base_sha`) and its `[env]`; None and nothing for the caller's own. Raises
+    `BenchError`."""
     if bench is None:
-        return None
-    return recipe(
-        find_bench(bench), Repository(mirror=mirror, base_sha=base_sha, human_sha=head_sha)
-    )
+        return None, {}
+    found = find_bench(bench)
+    repo = Repository(mirror=mirror, base_sha=base_sha, human_sha=head_sha)
+    return recipe(found, repo), dict(found.file.env)
 
 
 def run_at(
@@ -179,7 +180,7 @@ def run_at(
         if environment is not None:
             log = logs / f"{name}-environment.log"
             try:
-                built = ensure(environment, tree=worktree, log=log)
+                built = ensure(environment, log=log)
                 instance = instantiate(built, where=env_copy_of(worktree), tree=worktree, log=log)
             except EnvironmentFailure as exc:
                 raise BenchError(log, "environment", str(exc)) from None
@@ -194,6 +195,8 @@ def run_at(
         argv = substitute(
             list(command), {"report": str(report_file or ""), "worktree": str(worktree)}
         )
+        if report_file is not None:
+            report_file.unlink(missing_ok=True)  # a stale report must not pass for this run's
         log = logs / f"{name}.log"
         log.unlink(missing_ok=True)
         variables = command_env(worktree, instance, env or {})
@@ -215,7 +218,7 @@ def run_at(
             summary=runner.read_summary(output) if runner else None,
             problem=problem,
             log_path=str(log),
-            python=interpreter(argv, variables, worktree),
+            python=python_of(argv, variables, worktree),
             error_lines=tuple(ERROR_LINE.findall(output)[:5]),
         )
     finally:

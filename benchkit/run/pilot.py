@@ -54,7 +54,7 @@ from benchkit.workspace.git import (
     remove_worktree,
     snapshot,
 )
-from benchkit.workspace.proc import deferred_interrupts, process_start, redact
+from benchkit.workspace.proc import ProcError, deferred_interrupts, process_start, redact
 
 Stage = Callable[[str, str], None]
 """Told `(pilot label, stage name)` as each stage begins; the label reads `demo human #1`."""
@@ -168,7 +168,7 @@ def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
         stage("environment")
         with clock.stage("environment"):
             log = pilot.logs / "environment.log"
-            environment = ensure(p.recipe, tree=pilot.worktree, log=log)
+            environment = ensure(p.recipe, log=log)
             pilot.environment = environment
             pilot.instance = instantiate(
                 environment, where=pilot.env_copy, tree=pilot.worktree, log=log
@@ -202,7 +202,11 @@ def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
             )
             pilot.outcome = p.arm.run(context)
         finally:
-            pilot.tree = snapshot(pilot.worktree)  # at once, before a check can touch the tree
+            try:
+                pilot.tree = snapshot(pilot.worktree)  # at once, before a check touches it
+            except ProcError as exc:  # the arm broke the worktree's git: its failure
+                detail = f"git cannot read the worktree the arm left: {exc}"
+                pilot.outcome = ArmOutcome(ok=False, failure_kind="worktree", detail=detail)
     outcome = pilot.outcome
     pilot.status = "ok" if outcome.ok else ("timeout" if outcome.timed_out else "failed")
     if outcome.ok:

@@ -15,6 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from benchkit.store.parquet import read_table, store_path, update_run
+from benchkit.workspace.cache import cache_dir
 from benchkit.workspace.environment import env_copy_of
 from benchkit.workspace.git import diff, git, remove_worktree, snapshot
 from benchkit.workspace.proc import ProcError, alive
@@ -50,22 +51,43 @@ def recover(store: Path | str | None = None) -> list[str]:
 
 def _salvage(row: dict[str, object]) -> None:
     """The partial patch of a crashed run, from its worktree, which is then removed
-    with the run's copy of its environment."""
+    with all else the run made in the cache: its baseline's worktree, both copies of
+    its environment, and its HOME."""
     worktree = Path(str(row["worktree"])) if row.get("worktree") else None
     if worktree is None:
         return
-    shutil.rmtree(env_copy_of(worktree), ignore_errors=True)
+    base_tree = worktree.with_name(f"{worktree.name}-base")
+    for folder in (
+        env_copy_of(worktree),
+        env_copy_of(base_tree),
+        cache_dir() / "homes" / worktree.name,
+    ):
+        shutil.rmtree(folder, ignore_errors=True)
+    if base_tree.is_dir():
+        _remove(base_tree)
     if not worktree.is_dir():
         return
     try:
-        mirror = Path(
-            git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=worktree).strip()
-        )
+        mirror = _mirror_of(worktree)
         tree = snapshot(worktree)
         patch = diff(mirror, str(row["base_sha"]), tree, context=3, binary=True)
         artifacts = Path(str(row["artifacts"]))
         artifacts.mkdir(parents=True, exist_ok=True)
         (artifacts / "agent.patch").write_text(patch, errors="surrogateescape")
         remove_worktree(mirror, worktree)
+    except ProcError:
+        shutil.rmtree(worktree, ignore_errors=True)
+
+
+def _mirror_of(worktree: Path) -> Path:
+    return Path(
+        git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=worktree).strip()
+    )
+
+
+def _remove(worktree: Path) -> None:
+    """A worktree removed from its repository, or at least from the disk."""
+    try:
+        remove_worktree(_mirror_of(worktree), worktree)
     except ProcError:
         shutil.rmtree(worktree, ignore_errors=True)

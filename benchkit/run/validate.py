@@ -7,7 +7,7 @@ reference does not pass its own `must_pass`, is refused with the reason.
 
 from __future__ import annotations
 
-import shutil
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,13 +62,17 @@ class Validation:
 def _side(
     bench: Bench, repo: Repository, sha: str, environment: Environment, runs: int, logs: Path
 ) -> list[TestRun]:
-    worktree = cache_dir() / "worktrees" / f"validate-{logs.name}-{sha[:8]}"
-    shutil.rmtree(worktree, ignore_errors=True)
+    worktree = (
+        cache_dir() / "worktrees" / f"validate-{bench.name}-{logs.name}-{uuid.uuid4().hex[:8]}"
+    )
     add_worktree(repo.mirror, sha, worktree)
     instance = None
     try:
         log = logs / "environment.log"
-        instance = instantiate(environment, where=env_copy_of(worktree), tree=worktree, log=log)
+        try:
+            instance = instantiate(environment, where=env_copy_of(worktree), tree=worktree, log=log)
+        except EnvironmentFailure as exc:
+            raise BenchError(bench.path, "environment", str(exc)) from None
         found = []
         for n in range(1, runs + 1):  # every check, as a pilot runs them: an install first
             done = run_checks(bench, phase="base", instance=instance, logs=logs / str(n))
@@ -101,16 +105,11 @@ def validate(bench: str | Path, *, reruns: int = 3, out: Path | str | None = Non
         raise BenchError(found_bench.path, "tests", "validation needs [tests]: the test check")
     repo = prepare_repository(found_bench)
     made = recipe(found_bench, repo)
-    logs = cache_dir() / "validate" / found_bench.name
-    shutil.rmtree(logs, ignore_errors=True)
-    base_tree = cache_dir() / "worktrees" / f"validate-{found_bench.name}-env"
-    add_worktree(repo.mirror, repo.base_sha, base_tree)
+    logs = cache_dir() / "validate" / f"{found_bench.name}-{uuid.uuid4().hex[:8]}"
     try:
-        environment = ensure(made, tree=base_tree, log=logs / "environment.log")
+        environment = ensure(made, log=logs / "environment.log")
     except EnvironmentFailure as exc:
         raise BenchError(found_bench.path, "environment", str(exc)) from None
-    finally:
-        remove_worktree(repo.mirror, base_tree)
     shas = {"base": repo.base_sha, "human": repo.human_sha}
     runs = {
         side: _side(found_bench, repo, shas[side], environment, reruns, logs / side)

@@ -24,6 +24,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
+import re
 import shlex
 import shutil
 import sys
@@ -66,6 +68,7 @@ class Recipe:
     python: str  # the base interpreter (venv), or the `python` on the caller's PATH
     python_version: str
     files: tuple[tuple[str, str], ...] = ()  # dependency files at base: path, content
+    entries: tuple[str, ...] = ()  # of those, the ones installed from (-r); others included
     extras: tuple[str, ...] = ()
     packages: tuple[str, ...] = ()
     project: Literal["editable", "pythonpath", "none"] = "pythonpath"
@@ -84,9 +87,9 @@ class Recipe:
         return f"{self.python_version} {self.python}" if self.python else None
 
     def requirement_args(self, root: Path) -> list[str]:
-        """uv's arguments for what to install, with the files read from `root`."""
+        """uv's arguments for what to install, with the files written under `root`."""
         args: list[str] = []
-        for path, _ in self.files:
+        for path in self.entries:
             args += ["-r", str(root / path)]
         for extra in self.extras:
             args += ["--extra", extra]
@@ -153,28 +156,28 @@ def _builder() -> str:
     return f"{uv('--version').strip()}; recipe {RECIPE_VERSION}"
 
 
-def _interpreter(python: str, env: Mapping[str, str]) -> tuple[str, str]:
-    """The version and path of a Python, by running it."""
-    version, _, path = (
-        capture([python, "-I", "-c", PROBE], env=env, timeout_s=60).strip().partition(" ")
-    )
+def interpreter(python: str, env: Mapping[str, str], cwd: Path | None = None) -> tuple[str, str]:
+    """The version and path of a Python, by running it (isolated: `-I`, so neither the
+    working folder nor PYTHON* variables change what it finds)."""
+    probe = capture([python, "-I", "-c", PROBE], cwd=cwd, env=env, timeout_s=60)
+    version, _, path = probe.strip().partition(" ")
     return version, path
 
 
 @cache
 def _system_python(wanted: str) -> tuple[str, str]:
     """The version and path of the machine's own Python that `wanted` names."""
-    return _interpreter(uv("python", "find", *SYSTEM_ONLY, wanted).strip(), uv_env())
+    return interpreter(uv("python", "find", *SYSTEM_ONLY, wanted).strip(), uv_env())
 
 
 def recipe(bench: Bench, repo: Repository) -> Recipe:
     """What the bench's environment is made of, read at base; raises `BenchError`."""
     spec = bench.file.environment
     if spec.kind == "none":
-        env = {**uv_env(), "PATH": os.pathsep.join(caller_path())}
+        env = uv_env()  # the caller's PATH, without benchkit's virtualenv
         python = shutil.which("python", path=env["PATH"])
         try:
-            version, path = _interpreter(python, env) if python else ("", "")
+            version, path = interpreter(python, env) if python else ("", "")
         except ProcError:
             version, path = "", python or ""  # a `python` that does not run
         return Recipe(kind="none", python=path, python_version=version, project=spec.project)
@@ -188,28 +191,49 @@ def recipe(bench: Bench, repo: Repository) -> Recipe:
     names = [*spec.requirements]
     if spec.extras or spec.project == "editable":
         names.append("pyproject.toml")  # the project's dependencies, and its extras
-    files = []
-    for name in dict.fromkeys(names):
-        text = file_text(repo.mirror, repo.base_sha, name)
-        field = "environment.requirements" if name in spec.requirements else "environment"
-        if text is None:
-            why = " (its dependencies are read from it)" if name == "pyproject.toml" else ""
-            raise BenchError(bench.path, field, f"no file {name} in the repository at base{why}")
-        if name.endswith(".txt") and any(
-            line.strip().startswith(("-e", "--editable")) for line in text.splitlines()
-        ):
-            raise BenchError(bench.path, field, f"{name}: an editable line; use project")
-        files.append((name, text))
+    files = _dependency_files(bench, repo, names, spec.requirements)
     return Recipe(
         kind="venv",
         python=path,
         python_version=version,
-        files=tuple(files),
+        files=tuple(files.items()),
+        entries=tuple(dict.fromkeys(names)),
         extras=tuple(spec.extras),
         packages=tuple(spec.packages),
         project=spec.project,
         builder=_builder(),
     )
+
+
+INCLUDE = re.compile(r"^\s*(?:-r|-c|--requirement|--constraint)(?:\s+|=)(\S+)")
+
+
+def _dependency_files(
+    bench: Bench, repo: Repository, names: list[str], requirements: list[str]
+) -> dict[str, str]:
+    """The dependency files at base, with every file they include (`-r`, `-c`), so the
+    environment's key holds all that its build reads. Raises `BenchError`."""
+    found: dict[str, str] = {}
+    waiting = list(dict.fromkeys(names))
+    while waiting:
+        name = waiting.pop(0)
+        if name in found:
+            continue
+        text = file_text(repo.mirror, repo.base_sha, name)
+        field = "environment" if name == "pyproject.toml" else "environment.requirements"
+        if text is None:
+            why = " (its dependencies are read from it)" if name == "pyproject.toml" else ""
+            raise BenchError(bench.path, field, f"no file {name} in the repository at base{why}")
+        lines = text.splitlines() if name.endswith(".txt") or name in requirements else []
+        if any(line.strip().startswith(("-e", "--editable")) for line in lines):
+            raise BenchError(bench.path, field, f"{name}: an editable line; use project")
+        found[name] = text
+        folder = posixpath.dirname(name)
+        for line in lines:
+            include = INCLUDE.match(line)
+            if include:
+                waiting.append(posixpath.normpath(posixpath.join(folder, include.group(1))))
+    return found
 
 
 DISTRIBUTIONS = (
@@ -220,9 +244,8 @@ DISTRIBUTIONS = (
 
 def _distributions(python: str) -> tuple[str, ...] | None:
     """`name==version` of every package a Python sees (the caller's, for `none`)."""
-    env = {**uv_env(), "PATH": os.pathsep.join(caller_path())}
     try:
-        found = capture([python, "-I", "-c", DISTRIBUTIONS], env=env, timeout_s=60)  # -I: no cwd
+        found = capture([python, "-I", "-c", DISTRIBUTIONS], env=uv_env(), timeout_s=60)
         return tuple(found.split())
     except (ProcError, OSError):
         return None
@@ -262,9 +285,9 @@ def _load(path: Path, recipe: Recipe) -> Environment | None:
     return Environment(recipe=recipe, path=path, packages=tuple(meta["packages"]), reused=True)
 
 
-def ensure(recipe: Recipe, *, tree: Path, log: Path) -> Environment:
-    """The environment of a recipe: from the cache, or built now (with the dependency
-    files of `tree`, a worktree at base). Raises `EnvironmentFailure`."""
+def ensure(recipe: Recipe, *, log: Path) -> Environment:
+    """The environment of a recipe: from the cache, or built now from the recipe's own
+    files. Raises `EnvironmentFailure`."""
     if recipe.kind == "none":
         packages = _distributions(recipe.python) if recipe.python else None
         _write_log(log, [f"environment none: the caller's PATH, python {recipe.python or '-'}"])
@@ -277,38 +300,44 @@ def ensure(recipe: Recipe, *, tree: Path, log: Path) -> Environment:
             log.parent.mkdir(parents=True, exist_ok=True)
             log.write_text(f"environment {recipe.key}: reused from {final}\n")
             return found
-        return _build(recipe, final, tree=tree, log=log)
+        return _build(recipe, final, log=log)
 
 
-def _build(recipe: Recipe, final: Path, *, tree: Path, log: Path) -> Environment:
+def _build(recipe: Recipe, final: Path, *, log: Path) -> Environment:
+    """Build the recipe's environment from its own files (what its key was made of),
+    in a temporary folder renamed into place: a stop leaves nothing half-built."""
     started = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix=f"{final.name}.", dir=final.parent))
     lines = [f"environment {recipe.key}: building with {recipe.builder}"]
     try:
+        inputs = tmp / "inputs"
+        for path, text in recipe.files:
+            (inputs / path).parent.mkdir(parents=True, exist_ok=True)
+            (inputs / path).write_text(text)
         venv = ["venv", "--quiet", "--relocatable", "--no-python-downloads"]
         lines.append(uv(*venv, "--python", recipe.python, str(tmp / "venv")))
         python = str(tmp / "venv" / "bin" / "python")
-        wanted = recipe.requirement_args(tree)
+        wanted = recipe.requirement_args(inputs)
         if wanted:
             install = ["pip", "install", "--python", python, "--link-mode=copy"]
             lines.append(uv(*install, "--compile-bytecode", *wanted))
         packages = tuple(uv("pip", "freeze", "--python", python).split())
+        _read_only(tmp / "venv")
+        meta = {
+            "key": recipe.key,
+            "recipe": asdict(recipe) | {"files": [path for path, _ in recipe.files]},
+            "packages": packages,
+            "manifest": manifest(tmp / "venv"),
+            "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "build_s": round(time.monotonic() - started, 3),
+        }
+        (tmp / "venv" / META).write_text(json.dumps(meta, indent=1))
+        os.replace(tmp / "venv", final)
     except ProcError as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
         _write_log(log, [*lines, exc.stdout, exc.stderr])
         raise EnvironmentFailure(f"the environment could not be built: {exc}") from None
-    _read_only(tmp / "venv")
-    meta = {
-        "key": recipe.key,
-        "recipe": asdict(recipe) | {"files": [path for path, _ in recipe.files]},
-        "packages": packages,
-        "manifest": manifest(tmp / "venv"),
-        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "build_s": round(time.monotonic() - started, 3),
-    }
-    (tmp / "venv" / META).write_text(json.dumps(meta, indent=1))
-    os.replace(tmp / "venv", final)
-    shutil.rmtree(tmp, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # the inputs; everything, when it failed
     _write_log(log, [*lines, f"built in {meta['build_s']} s: {' '.join(packages)}"])
     return Environment(recipe=recipe, path=final, packages=packages)
 
@@ -354,9 +383,13 @@ def instantiate(environment: Environment, *, where: Path, tree: Path, log: Path)
     the recipe says. Raises `EnvironmentFailure`."""
     if environment.path is None:
         return Instance(environment=environment, path=None, tree=tree)
+    shutil.rmtree(where, ignore_errors=True)  # a copy a killed run left: never copy into it
     try:
-        capture(["cp", "-al", str(environment.path), str(where)])  # hard links, same fs
-        (environment.path / LAST_USED).touch()
+        with locked(environment.path):  # not while a drop or a prune removes it
+            if not (environment.path / META).exists():
+                raise OSError(f"the cached environment {environment.path.name} was removed")
+            capture(["cp", "-al", str(environment.path), str(where)])  # hard links, same fs
+            (environment.path / LAST_USED).touch()
         if environment.recipe.project == "editable":
             python = str(where / "bin" / "python")
             output = uv("pip", "install", "--python", python, "--no-deps", "-e", str(tree))

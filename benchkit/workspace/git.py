@@ -263,12 +263,9 @@ def file_text(repo_dir: Path, sha: str, path: str) -> str | None:
 
 
 def file_lines(repo_dir: Path, sha: str, path: str) -> list[str] | None:
-    """A file's lines at a commit, or None when it is not there or not text."""
-    try:
-        text = git("show", f"{sha}:{path}", cwd=repo_dir)
-    except ProcError:
-        return None
-    return text.splitlines(keepends=True)
+    """A file's lines at a commit, or None when it is not there."""
+    text = file_text(repo_dir, sha, path)
+    return None if text is None else text.splitlines(keepends=True)
 
 
 def mirror_repository(repo: Path) -> Path:
