@@ -153,6 +153,17 @@ def test_without_the_environment_the_import_error_is_shown(
     assert not [p for p in row["env_packages"] if p.startswith(("freezegun", "benchkit"))]
 
 
+def _deps_bench(folder: Path, repo: Path, base: str, human: str, environment: str) -> Path:
+    """A venv bench at `base` whose one check runs pytest."""
+    folder.mkdir()
+    (folder / "bench.toml").write_text(
+        f'name = "deps"\ninstruction = "x"\n[repo]\ngit = "{repo}"\nbase = "{base}"\n'
+        f'[human]\nref = "{human}"\n[environment]\nkind = "venv"\n{environment}\n'
+        '[[checks]]\nname = "test"\ncommand = "python -m pytest -q -p no:cacheprovider"\n'
+    )
+    return folder
+
+
 def test_a_changed_dependency_file_gives_a_new_environment_and_baseline(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     files = {"requirements.txt": "iniconfig==2.0.0\n", "test_it.py": "def test_it():\n    pass\n"}
@@ -164,14 +175,8 @@ def test_a_changed_dependency_file_gives_a_new_environment_and_baseline(tmp_path
     human = sh_git(repo, "rev-parse", "HEAD")
     keys = []
     for n, sha in enumerate((base, changed, base)):
-        folder = tmp_path / f"b{n}"
-        folder.mkdir()
-        (folder / "bench.toml").write_text(
-            f'name = "deps"\ninstruction = "x"\n[repo]\ngit = "{repo}"\nbase = "{sha}"\n'
-            f'[human]\nref = "{human}"\n[environment]\nkind = "venv"\n'
-            'requirements = ["requirements.txt"]\npackages = ["pytest==8.3.5"]\n'
-            '[[checks]]\nname = "test"\ncommand = "python -m pytest -q -p no:cacheprovider"\n'
-        )
+        environment = 'requirements = ["requirements.txt"]\npackages = ["pytest==8.3.5"]'
+        folder = _deps_bench(tmp_path / f"b{n}", repo, sha, human, environment)
         [run] = benchkit.pilot(str(folder), arm="noop", store=tmp_path / "store")
         assert run.environment is not None and run.environment.packages is not None
         keys.append((run.environment.key, run.baseline_key, run.baseline_cached))
@@ -313,14 +318,8 @@ def test_a_file_a_requirements_file_includes_is_part_of_the_key(tmp_path: Path) 
     base, changed = make_repo(repo, files, {"reqs/pins.txt": "iniconfig==2.1.0\n"}, "next")
     found = []
     for n, sha in enumerate((base, changed)):
-        folder = tmp_path / f"b{n}"
-        folder.mkdir()
-        (folder / "bench.toml").write_text(
-            f'name = "inc"\ninstruction = "x"\n[repo]\ngit = "{repo}"\nbase = "{sha}"\n'
-            f'[human]\nref = "{base if n else changed}"\n[environment]\nkind = "venv"\n'
-            'requirements = ["requirements-dev.txt"]\n'
-            '[[checks]]\nname = "test"\ncommand = "python -m pytest -q -p no:cacheprovider"\n'
-        )
+        environment = 'requirements = ["requirements-dev.txt"]'
+        folder = _deps_bench(tmp_path / f"b{n}", repo, sha, base if n else changed, environment)
         [run] = benchkit.pilot(str(folder), arm="noop", store=tmp_path / "store")
         assert run.status == "ok", run.failure_detail
         assert run.environment is not None and run.environment.packages is not None
