@@ -119,7 +119,11 @@ def table(
         since=since,
         until=until,
     )
-    if chosen == RunFilter():
+    return _read(name, store, chosen)
+
+
+def _read(name: str, store: Path | str | None, chosen: RunFilter) -> pl.DataFrame:
+    if chosen == RunFilter():  # every run: read the files as they are, no join
         _known(name)
         return read_table(store_path(store), name)
     return _scan(name, store, chosen).collect()
@@ -138,9 +142,7 @@ def runs(
 ) -> pl.DataFrame:
     """The `runs` table of a store, oldest first, narrowed like `scan`; `.to_pandas()`
     gives pandas."""
-    frame = table(
-        "runs",
-        store,
+    chosen = RunFilter(
         bench=bench,
         arm=arm,
         executor=executor,
@@ -149,7 +151,7 @@ def runs(
         since=since,
         until=until,
     )
-    return frame.sort("started_at", nulls_last=False)
+    return _read("runs", store, chosen).sort("started_at", nulls_last=False)
 
 
 RunsLike = pl.DataFrame | pl.LazyFrame | Sequence[Run]
