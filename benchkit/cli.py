@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
@@ -36,15 +37,25 @@ bench_env_option = click.option(
 )
 
 
+# A place benchkit cannot write: the machine's state, said in one line, not a fault.
+_PLACE_ERRORS = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT}
+
+
 class _Benchkit(click.Group):
-    """The command group: a user's mistake (any `BenchkitError`) is one line on stderr
-    and exit 2, here for every command; anything else keeps its traceback."""
+    """The command group: a user's mistake (any `BenchkitError`) or a place benchkit
+    cannot write (a full disk, a read-only mount) is one line on stderr and exit 2,
+    here for every command; anything else keeps its traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except BenchkitError as exc:
             click.echo(f"benchkit: {exc}", err=True)
+            ctx.exit(BAD_INPUT)
+        except OSError as exc:
+            if exc.errno not in _PLACE_ERRORS or not exc.filename:
+                raise
+            click.echo(f"benchkit: {exc.filename}: {exc.strerror}", err=True)
             ctx.exit(BAD_INPUT)
 
 
@@ -102,6 +113,13 @@ def main() -> None:
 @click.option(
     "--refresh-baseline", is_flag=True, help="Run the checks at base again, not from the cache."
 )
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "none"]),
+    default="auto",
+    show_default=True,
+    help="Run arms and checks in bubblewrap (auto: when it works here).",
+)
 def pilot(
     bench: str,
     arms: tuple[str, ...],
@@ -115,6 +133,7 @@ def pilot(
     store: Path | None,
     keep: bool,
     refresh_baseline: bool,
+    sandbox: str,
 ) -> None:
     """Run pilots, record them, and print one line per run and a table."""
 
@@ -131,6 +150,8 @@ def pilot(
             click.echo(f"  worktree kept: {run.worktree}", err=True)
         if run.status != "ok":
             click.echo(f"  {run.failure_detail}; logs: {run.artifacts}/logs", err=True)
+        for warning in run.warnings:
+            click.echo(f"  warning: {warning}", err=True)
         for check in run.checks:
             if check.phase == "after" and check.status != "ok" and check.note:
                 click.echo(f"  {check.check}: {check.note}", err=True)
@@ -150,6 +171,7 @@ def pilot(
                 store=store,
                 keep=keep,
                 refresh_baseline=refresh_baseline,
+                sandbox=sandbox,
                 on_stage=progress,
                 on_run=done,
             )

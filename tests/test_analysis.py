@@ -189,6 +189,8 @@ def test_a_version_1_store_loads_through_the_upgrade() -> None:
     assert runs["cost_source"].to_list() == ["missing", "missing"]  # never reported in v1
     assert runs["flake_reruns"].to_list() == [1, 1]
     assert runs["cost_usd"].to_list() == [None, None]
+    assert runs["warnings"].to_list() == [[], []]  # version 4: none kept before
+    assert runs["sandbox"].to_list() == [None, None]  # unknown, not "none"
     assert runs.select("arm", "sites_covered").rows() == [("human", 15), ("replay:agent-a", 7)]
     assert benchkit.table("sites", store).height == 30
     compare(runs)  # the analysis runs on old records as on new

@@ -16,7 +16,7 @@ from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import plan
 from benchkit.store.records import PilotSpec
 from benchkit.workspace.cache import cache_dir
-from benchkit.workspace.git import add_worktree, diff, git_env, remove_worktree, snapshot
+from benchkit.workspace.git import add_worktree, diff, git_env, reader, remove_worktree, snapshot
 from tests.conftest import TinyRepo, sh_git
 
 
@@ -120,7 +120,7 @@ def test_the_diff_holds_commits_staged_unstaged_and_untracked(
 def test_the_worktree_is_removed_unless_kept(tiny: TinyRepo, tmp_path: Path) -> None:
     gone = _one(tiny, "human", tmp_path)
     assert gone.worktree is None
-    assert list((cache_dir() / "worktrees").iterdir()) == []
+    assert list((cache_dir() / "pilots").iterdir()) == []
     kept = _one(tiny, "human", tmp_path, keep=True)
     assert kept.worktree is not None
     assert (Path(kept.worktree) / "calc.py").read_text().endswith("return a * b\n")
@@ -225,7 +225,7 @@ def test_a_pilot_stopped_half_way_is_still_recorded(
     assert row["sites_covered"] == 1  # the partial edit was scored ...
     patch = Path(row["artifacts"], "agent.patch").read_text()
     assert "+VERSION = 2" in patch  # ... and kept
-    assert list((cache_dir() / "worktrees").iterdir()) == []
+    assert list((cache_dir() / "pilots").iterdir()) == []
 
 
 def test_the_baseline_is_cached_by_base_sha_and_checks(tiny: TinyRepo, tmp_path: Path) -> None:
@@ -262,8 +262,9 @@ def test_a_same_size_edit_right_after_checkout_is_in_the_diff(
     mirror, base = p.repository.mirror, p.repository.base_sha
     for n in range(3):
         worktree = add_worktree(mirror, base, tmp_path / f"wt{n}")
+        own = reader(mirror, tmp_path / f"git{n}")
         (worktree / "util.py").write_text("NAME = 'calc'\nVERSION = 9\n")  # same size
         time.sleep(1.1)  # the snapshot comes a second later
-        tree = snapshot(worktree)
-        assert "+VERSION = 9" in diff(mirror, base, tree), n
-        remove_worktree(mirror, worktree)
+        tree = snapshot(worktree, own, base)
+        assert "+VERSION = 9" in diff(own, base, tree), n
+        remove_worktree(worktree)

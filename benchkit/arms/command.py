@@ -23,7 +23,7 @@ from benchkit.arms.reports import read_report
 from benchkit.bench.arm_file import ArmDefinition, ClaudeCodeReport, JsonPathReport, load_arm
 from benchkit.bench.bench_file import Bench
 from benchkit.errors import ArmError
-from benchkit.store.records import ArmReport, PilotSpec
+from benchkit.store.records import ArmReport, PilotSpec, redact
 from benchkit.workspace import proc
 from benchkit.workspace.commands import PLACEHOLDER, allowed_env, fill, substitute
 
@@ -74,7 +74,11 @@ class CommandArm:
 
     def secrets(self) -> list[str]:
         """The values of the variables the arm file marks secret, as set now."""
-        return [os.environ[n] for n in self.arm.file.env.secret if os.environ.get(n)]
+        return [os.environ[n] for n in self.secret_names()]
+
+    def secret_names(self) -> list[str]:
+        """The variables the arm file marks secret that are set now."""
+        return [n for n in self.arm.file.env.secret if os.environ.get(n)]
 
     def environment(
         self, context: ArmContext, values: Mapping[str, str]
@@ -104,6 +108,7 @@ class CommandArm:
             timeout_s=file.timeout,
             grace_s=file.grace,
             secrets=secrets,
+            sandbox=context.sandbox.with_network(file.network) if context.sandbox else None,
         )
         finished: proc.Finished | None = None
         for step in file.setup:
@@ -131,7 +136,7 @@ class CommandArm:
         return ArmOutcome(
             ok=False,
             failure_kind=failure.kind,
-            detail=proc.redact(failure.detail, secrets),
+            detail=redact(failure.detail, secrets),
             retryable=failure.retryable,
             timed_out=finished.timed_out,
             exit_code=finished.exit_code,
@@ -147,7 +152,7 @@ class CommandArm:
             path = Path(fill(spec.file, values))
             path = path if path.is_absolute() else context.worktree / path
             if path.is_file():
-                file_text = proc.redact(path.read_text(errors="replace"), secrets)
+                file_text = redact(path.read_text(errors="replace"), secrets)
                 kept = context.logs / f"report{path.suffix or '.txt'}"
                 kept.write_text(file_text)
                 if path.resolve().is_relative_to(context.worktree.resolve()):

@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 from benchkit.bench.bench_file import Bench
 from benchkit.store.records import NO_REPORT, ArmReport, PilotSpec
 from benchkit.workspace.git import Repository
+from benchkit.workspace.sandbox import Sandbox
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -23,6 +24,7 @@ class ArmContext:
     worktree: Path
     home: Path  # the arm's own HOME, outside the worktree
     logs: Path
+    sandbox: Sandbox | None = None  # where its commands run; None: as they are
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,3 +50,5 @@ class Secretive(Protocol):
     """An arm holding secret values that must be written nowhere."""
 
     def secrets(self) -> list[str]: ...
+
+    def secret_names(self) -> list[str]: ...

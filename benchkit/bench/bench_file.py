@@ -137,6 +137,12 @@ class Sites(Strict):
     exclude: list[str] = Field(default_factory=list)
 
 
+class Sandbox(Strict):
+    """What the bench's checks may do in the sandbox."""
+
+    network: bool = False  # checks run with no network unless the bench says so
+
+
 class Environment(Strict):
     """What the checks run with. `venv`: a virtualenv of the bench's own, built with uv
     from a Python on this machine, the repository's dependency files at base and the
@@ -169,6 +175,7 @@ class BenchFile(Strict):
     tests: Tests | None = None
     sites: Sites = Field(default_factory=Sites)
     environment: Environment = Field(default_factory=Environment)
+    sandbox: Sandbox = Field(default_factory=Sandbox)
     env: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")

@@ -223,4 +223,4 @@ def run_at(
         )
     finally:
         remove(instance)
-        remove_worktree(mirror, worktree)
+        remove_worktree(worktree)

@@ -19,7 +19,7 @@ from benchkit.store.parquet import read_file, write_table
 from benchkit.store.records import CheckResult, TestRecord
 from benchkit.store.rows import check_from_row, check_rows, test_from_row, test_rows
 from benchkit.store.schema import table_schema
-from benchkit.workspace.checks import run_checks
+from benchkit.workspace.checks import Confinement, run_checks
 from benchkit.workspace.environment import (
     Environment,
     env_copy_of,
@@ -28,6 +28,7 @@ from benchkit.workspace.environment import (
     remove,
 )
 from benchkit.workspace.git import Repository, add_worktree, remove_worktree
+from benchkit.workspace.sandbox import Sandbox
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,6 +119,7 @@ def establish(
     store: Path,
     worktree: Path,
     refresh: bool = False,
+    sandbox: Sandbox | None = None,
 ) -> Baseline:
     """The baseline from the cache (unless `refresh`), or by running the checks in a
     worktree at base, in an instance of the environment of its own. Raises
@@ -135,10 +137,13 @@ def establish(
         instance = instantiate(
             environment, where=env_copy_of(worktree), tree=worktree, log=logs / "environment.log"
         )
-        runs = run_checks(bench, phase="base", instance=instance, logs=logs)
+        if sandbox is not None:
+            sandbox.make()
+        confined = Confinement(sandbox=sandbox)
+        runs = run_checks(bench, phase="base", instance=instance, logs=logs, confinement=confined)
     finally:
         remove(instance)
-        remove_worktree(repo.mirror, worktree)
+        remove_worktree(worktree)
     test_run = next((r.tests for r in runs if r.tests is not None), None)
     cases = test_run.cases if test_run is not None and test_run.cases is not None else ()
     baseline = Baseline(

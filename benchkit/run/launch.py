@@ -16,7 +16,7 @@ from benchkit.run.pilot import Stage, execute_plan
 from benchkit.run.plan import plan
 from benchkit.run.recovery import recover
 from benchkit.store.compaction import compact_when_due
-from benchkit.store.parquet import store_path
+from benchkit.store.parquet import writable_store
 from benchkit.store.records import PilotSpec, Run
 
 
@@ -55,13 +55,14 @@ def run_pilots(
     store: Path | str | None = None,
     keep: bool = False,
     refresh_baseline: bool = False,
+    sandbox: str = "auto",
     on_stage: Stage | None = None,
     on_run: Callable[[Run], None] | None = None,
 ) -> list[Run]:
     """Plan every pilot first (a bad input stops them all before anything is written),
     then run them one after another."""
-    plans = plan(specs, refresh_baseline=refresh_baseline)
-    folder = store_path(store)
+    folder = writable_store(store)
+    plans = plan(specs, refresh_baseline=refresh_baseline, sandbox=sandbox)
     recover(folder)
     runs = [execute_plan(p, folder, keep=keep, on_stage=on_stage, on_run=on_run) for p in plans]
     compact_when_due(folder)
@@ -82,12 +83,15 @@ def pilot(
     store: Path | str | None = None,
     keep: bool = False,
     refresh_baseline: bool = False,
+    sandbox: str = "auto",
     on_stage: Stage | None = None,
     on_run: Callable[[Run], None] | None = None,
 ) -> list[Run]:
     """Run (bench, arm, executor, model, max_cost, trial) pilots, record each, and
     return their records (which `bk.compare` and `bk.evidence` take as they are).
-    `refresh_baseline` runs the checks at base again instead of reading the cache."""
+    `refresh_baseline` runs the checks at base again instead of reading the cache.
+    `sandbox`: `bwrap` runs arms and checks in bubblewrap, `none` as they are, `auto`
+    (the default) in bubblewrap when it works here, with a warning when it does not."""
     for name, value in (("trials", trials), ("flake_reruns", flake_reruns)):
         if value < 1:
             raise UsageError(name, "", f"must be at least 1, not {value}")
@@ -111,6 +115,7 @@ def pilot(
         store=store,
         keep=keep,
         refresh_baseline=refresh_baseline,
+        sandbox=sandbox,
         on_stage=on_stage,
         on_run=on_run,
     )

@@ -7,6 +7,7 @@ pilot always produces exactly one run record, whatever the arm does.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import socket
@@ -14,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cache
 from importlib import metadata
@@ -34,9 +35,11 @@ from benchkit.store.records import (
     RunStatus,
     SiteResult,
     TestRecord,
+    redact,
+    redacted,
 )
 from benchkit.workspace.cache import cache_dir
-from benchkit.workspace.checks import run_alone, run_checks
+from benchkit.workspace.checks import Confinement, run_alone, run_checks
 from benchkit.workspace.environment import (
     Environment,
     EnvironmentFailure,
@@ -49,12 +52,15 @@ from benchkit.workspace.environment import (
 from benchkit.workspace.git import (
     Repository,
     add_worktree,
+    binary_changes,
     diff,
     file_lines,
-    remove_worktree,
+    file_text,
+    reader,
     snapshot,
 )
-from benchkit.workspace.proc import ProcError, deferred_interrupts, process_start, redact
+from benchkit.workspace.proc import ProcError, deferred_interrupts, process_start
+from benchkit.workspace.sandbox import Sandbox
 
 Stage = Callable[[str, str], None]
 """Told `(pilot label, stage name)` as each stage begins; the label reads `demo human #1`."""
@@ -94,9 +100,9 @@ def _base_lines(repo: Repository, path: str) -> list[str] | None:
     return file_lines(repo.mirror, repo.base_sha, path)
 
 
-def _score(p: Plan, tree: str) -> Coverage:
+def _score(p: Plan, repo_dir: Path, tree: str) -> Coverage:
     repo = p.repository
-    arm = parse_diff(diff(repo.mirror, repo.base_sha, tree))
+    arm = parse_diff(diff(repo_dir, repo.base_sha, tree))
     return score(
         _human_change(repo),
         arm,
@@ -131,12 +137,10 @@ class _Pilot:
     run_id: str
     started_at: datetime
     artifacts: Path
-    worktree: Path
-    base_tree: Path
+    folder: Path  # everything the pilot makes outside the store; removed at cleanup
     clock: _Clock
     tree: str
     store: Path
-    home: Path
     owner: Owner
     status: RunStatus = "failed"
     outcome: ArmOutcome = NOT_RUN
@@ -147,14 +151,58 @@ class _Pilot:
     environment: Environment | None = None
     instance: Instance | None = None
     resolved: bool | None = None
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def logs(self) -> Path:
         return self.artifacts / "logs"
 
     @property
+    def worktree(self) -> Path:
+        return self.folder / "tree"
+
+    @property
+    def base_tree(self) -> Path:
+        return self.folder / "base"
+
+    @property
+    def home(self) -> Path:
+        return self.folder / "home"
+
+    @property
+    def git_dir(self) -> Path:
+        """benchkit's own git folder, for the snapshots of the worktree and their diff."""
+        return self.folder / "git"
+
+    @property
     def env_copy(self) -> Path:
         return env_copy_of(self.worktree)
+
+    @property
+    def sandbox(self) -> Sandbox:
+        return sandbox_of(self.plan, self.folder, "tree")
+
+    @property
+    def secrets(self) -> list[str]:
+        arm = self.plan.arm
+        return arm.secrets() if isinstance(arm, Secretive) else []
+
+
+def sandbox_of(p: Plan, folder: Path, tree: str) -> Sandbox:
+    """The sandbox of a pilot's tree (`tree`, its worktree, or `base`): its HOME and tmp
+    beside it, the pilot's process ledger for `recover`."""
+    return Sandbox(
+        name=p.sandbox,
+        tree=folder / tree,
+        home=folder / ("home" if tree == "tree" else f"{tree}-home"),
+        tmp=folder / ("tmp" if tree == "tree" else f"{tree}-tmp"),
+        ledger=folder / PROCESSES,
+        run_id=folder.name,
+    )
+
+
+PROCESSES = "processes"  # a pilot's ledger: "pgid start" of each command it started
+SECRETS = "secrets"  # the names (never the values) of the arm's secret variables
 
 
 def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
@@ -164,6 +212,10 @@ def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
     stage("prepare")
     with clock.stage("prepare"):
         add_worktree(repo.mirror, repo.base_sha, pilot.worktree)
+        reader(repo.mirror, pilot.git_dir)
+        pilot.sandbox.make()
+        names = p.arm.secret_names() if isinstance(p.arm, Secretive) else []
+        (pilot.folder / SECRETS).write_text("".join(f"{n}\n" for n in names))
     try:
         stage("environment")
         with clock.stage("environment"):
@@ -182,6 +234,7 @@ def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
                 store=pilot.store,
                 worktree=pilot.base_tree,
                 refresh=p.refresh_baseline,
+                sandbox=sandbox_of(p, pilot.folder, "base"),
             )
     except EnvironmentFailure as exc:  # the bench's failure: recorded, and others go on
         pilot.outcome = ArmOutcome(ok=False, failure_kind="environment", detail=str(exc))
@@ -199,14 +252,17 @@ def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
                 worktree=pilot.worktree,
                 home=pilot.home,
                 logs=pilot.logs,
+                sandbox=pilot.sandbox,
             )
             pilot.outcome = p.arm.run(context)
         finally:
-            try:
-                pilot.tree = snapshot(pilot.worktree)  # at once, before a check touches it
-            except ProcError as exc:  # the arm broke the worktree's git: its failure
+            try:  # at once, before a check touches it
+                pilot.tree = snapshot(pilot.worktree, pilot.git_dir, repo.base_sha)
+            except ProcError as exc:  # a full disk, or a worktree git cannot read
+                full = "No space left on device" in exc.stderr
                 detail = f"git cannot read the worktree the arm left: {exc}"
-                pilot.outcome = ArmOutcome(ok=False, failure_kind="worktree", detail=detail)
+                kind = "disk" if full else "worktree"
+                pilot.outcome = ArmOutcome(ok=False, failure_kind=kind, detail=detail)
     outcome = pilot.outcome
     pilot.status = "ok" if outcome.ok else ("timeout" if outcome.timed_out else "failed")
     if outcome.ok:
@@ -219,7 +275,10 @@ def _verify(pilot: _Pilot, stage: Callable[[str], None]) -> None:
     """The checks after the arm, then the gate: failing test files rerun alone."""
     bench, instance = pilot.plan.bench, pilot.instance
     assert instance is not None
-    runs = run_checks(bench, phase="after", instance=instance, logs=pilot.logs)
+    confinement = Confinement(sandbox=pilot.sandbox, secrets=pilot.secrets)
+    runs = run_checks(
+        bench, phase="after", instance=instance, logs=pilot.logs, confinement=confinement
+    )
     pilot.checks += [r.result for r in runs]
     after = next((r.tests for r in runs if r.tests is not None), None)
     if after is None:
@@ -234,7 +293,14 @@ def _verify(pilot: _Pilot, stage: Callable[[str], None]) -> None:
         stage("rerun")
     for file in files:
         for attempt in range(1, pilot.plan.spec.flake_reruns + 1):
-            rerun = run_alone(bench, instance=instance, file=file, attempt=attempt, logs=pilot.logs)
+            rerun = run_alone(
+                bench,
+                instance=instance,
+                file=file,
+                attempt=attempt,
+                logs=pilot.logs,
+                confinement=confinement,
+            )
             reruns.setdefault(file, []).append(rerun)
             pilot.tests += [
                 TestRecord(phase="rerun", attempt=attempt, case=c) for c in rerun.cases or ()
@@ -291,6 +357,8 @@ def _record(pilot: _Pilot, coverage: Coverage | None, keep: bool) -> Run:
             packages=pilot.environment.packages if pilot.environment else None,
             packages_digest=pilot.environment.packages_digest if pilot.environment else None,
         ),
+        sandbox=p.sandbox,
+        warnings=tuple(pilot.warnings),
     )
 
 
@@ -309,19 +377,17 @@ def execute_plan(
     """
     started_at = datetime.now(UTC)
     run_id = new_run_id(started_at)
-    work = cache_dir() / "worktrees"
-    work.mkdir(parents=True, exist_ok=True)
+    folder = pilots_folder() / run_id
+    folder.mkdir(parents=True)
     pilot = _Pilot(
         plan=p,
         run_id=run_id,
         started_at=started_at,
         artifacts=store / "artifacts" / run_id,
-        worktree=work / run_id,
-        base_tree=work / f"{run_id}-base",
+        folder=folder,
         clock=_Clock(),
         tree=p.repository.base_sha,
         store=store,
-        home=cache_dir() / "homes" / run_id,
         owner=Owner(
             pid=os.getpid(), host=socket.gethostname(), process_start=process_start(os.getpid())
         ),
@@ -346,8 +412,9 @@ def execute_plan(
         raise
     except Exception as exc:
         pilot.status = "failed"
-        pilot.outcome = ArmOutcome(ok=False, failure_kind="other", detail=f"benchkit: {exc}")
-        raise
+        pilot.outcome = _failure_of(exc)
+        if pilot.outcome.failure_kind != "disk":
+            raise  # a full disk is this run's failure, recorded; anything else is a fault
     finally:
         with deferred_interrupts():  # a second Ctrl-C waits until the run is recorded
             run = _finish(pilot, keep, stage)
@@ -359,22 +426,82 @@ def execute_plan(
 def _finish(pilot: _Pilot, keep: bool, stage: Callable[[str], None]) -> Run:
     """score, record, cleanup: whatever happened before."""
     p, repo = pilot.plan, pilot.plan.repository
-    secrets = p.arm.secrets() if isinstance(p.arm, Secretive) else []
+    secrets = pilot.secrets
     stage("score")
     with pilot.clock.stage("score"):
         if pilot.status == "running":
             pilot.status = "failed"  # stopped before its stages said otherwise
-        coverage = _score(p, pilot.tree)
-        patch = diff(repo.mirror, repo.base_sha, pilot.tree, context=3, binary=True)
+        repo_dir = pilot.git_dir if (pilot.git_dir / "HEAD").exists() else repo.mirror
+        coverage = _score(p, repo_dir, pilot.tree)
+        left_out = with_secret(repo_dir, repo.base_sha, pilot.tree, secrets)
+        pilot.warnings += [
+            f"{path}: a binary file holding a secret's value, left out of agent.patch"
+            for path in left_out
+        ]
+        patch = diff(
+            repo_dir, repo.base_sha, pilot.tree, context=3, binary=True, leave_out=left_out
+        )
         patch = redact(patch, secrets)
-        (pilot.artifacts / "agent.patch").write_text(patch, errors="surrogateescape")
-    run = _record(pilot, coverage, keep)
+        try:
+            (pilot.artifacts / "agent.patch").write_text(patch, errors="surrogateescape")
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC:
+                raise
+            (pilot.artifacts / "agent.patch").unlink(missing_ok=True)
+            pilot.warnings.append(f"agent.patch not kept: {_no_space(exc)}")
+    run = redacted(_record(pilot, coverage, keep), secrets)
     stage("record")
-    write_run(pilot.store, run)
+    try:
+        write_run(pilot.store, run)
+    except OSError as exc:  # a full store: the record matters more than the logs
+        if exc.errno != errno.ENOSPC:
+            raise
+        shutil.rmtree(pilot.artifacts, ignore_errors=True)
+        detail = f"{_no_space(exc)}; its logs were removed to record the run"
+        run = replace(run, status="failed", failure_kind="disk", failure_detail=detail)
+        write_run(pilot.store, run)
     stage("cleanup")
-    for folder in (pilot.base_tree, pilot.worktree):
-        if folder.exists() and not (keep and folder == pilot.worktree):
-            remove_worktree(repo.mirror, folder)
-    shutil.rmtree(pilot.home, ignore_errors=True)
     remove(pilot.instance)
+    kept = pilot.worktree if keep else None
+    for part in pilot.folder.iterdir() if pilot.folder.is_dir() else ():
+        if part != kept:
+            remove_tree(part)
+    if kept is None:
+        remove_tree(pilot.folder)
     return run
+
+
+def _no_space(exc: OSError) -> str:
+    where = Path(exc.filename).parent if exc.filename else None
+    return f"no space left on {where}" if where else "no space left on the device"
+
+
+def _failure_of(exc: Exception) -> ArmOutcome:
+    """How an error of benchkit's own ends the pilot: a full disk says where."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return ArmOutcome(ok=False, failure_kind="disk", detail=_no_space(exc), retryable=True)
+    return ArmOutcome(ok=False, failure_kind="other", detail=f"benchkit: {exc}")
+
+
+def with_secret(repo_dir: Path, base: str, tree: str, secrets: list[str]) -> list[str]:
+    """The binary files the arm changed that hold a secret's value (redacting a binary
+    patch, compressed as it is, cannot find it)."""
+    if not any(secrets) or tree == base:
+        return []
+    return [
+        path
+        for path in binary_changes(repo_dir, base, tree)
+        if any(s and s in (file_text(repo_dir, tree, path) or "") for s in secrets)
+    ]
+
+
+def pilots_folder() -> Path:
+    """Where each pilot's folder lives while it runs: its worktree, HOME, tmp."""
+    return cache_dir() / "pilots"
+
+
+def remove_tree(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)

@@ -18,6 +18,7 @@ from benchkit.errors import BenchError
 from benchkit.store.records import PilotSpec
 from benchkit.workspace.environment import Recipe, recipe
 from benchkit.workspace.git import Repository, prepare_repository
+from benchkit.workspace.sandbox import SandboxName, choose
 
 DEFAULT_EXECUTOR = "local"  # the label of a pilot whose arm names no executor
 
@@ -33,11 +34,16 @@ class Plan:
     recipe: Recipe  # what the bench's checks run with
     refresh_baseline: bool = False  # run the checks at base again, whatever is cached
     known_flaky: frozenset[tuple[str, str]] = frozenset()  # (file, id), from the lock file
+    sandbox: SandboxName = "none"  # what its arm and checks run in
 
 
-def plan(specs: list[PilotSpec], *, refresh_baseline: bool = False) -> list[Plan]:
+def plan(
+    specs: list[PilotSpec], *, refresh_baseline: bool = False, sandbox: str = "none"
+) -> list[Plan]:
     """Check every input of the pilots; raises a `BenchkitError`, writes nothing. With
-    `refresh_baseline`, the first pilot of each bench runs its checks at base again."""
+    `refresh_baseline`, the first pilot of each bench runs its checks at base again;
+    `sandbox` is `auto`, `bwrap` or `none` (see `benchkit.workspace.sandbox.choose`)."""
+    confined = choose(sandbox)
     ready: dict[str, tuple[Bench, Repository, Recipe, frozenset[tuple[str, str]]]] = {}
     plans = []
     for spec in specs:
@@ -61,6 +67,7 @@ def plan(specs: list[PilotSpec], *, refresh_baseline: bool = False) -> list[Plan
                 recipe=env_recipe,
                 refresh_baseline=refresh_baseline and first,
                 known_flaky=flaky,
+                sandbox=confined,
             )
         )
     return plans

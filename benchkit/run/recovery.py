@@ -1,29 +1,41 @@
 """Recovery: runs left `running` by a benchkit that was killed become `crashed`.
 
 A pilot writes its `runs` row as `running` when it starts, with the process id, host
-and process start time of the benchkit running it. The next `benchkit pilot` or
-`benchkit runs` looks for such rows whose process is gone, keeps what their worktree
-still holds as their patch, removes the worktree, and marks them `crashed`.
+and process start time of the benchkit running it, and keeps a ledger of the process
+groups it starts. The next `benchkit pilot` or `benchkit runs` looks for such rows
+whose process is gone, stops the groups their ledger names that still run (by start
+time, or by the run's mark in their environment: never a reused pid), keeps what
+their worktree holds as their patch (when no secret could be in it), removes the
+pilot's folder (worktree, HOME, tmp, environment copies), marks them `crashed`, and
+says so in a warning.
 """
 
 from __future__ import annotations
 
-import shutil
+import contextlib
+import os
+import signal
 import socket
+import warnings
 from pathlib import Path
 
 import polars as pl
 
+from benchkit.run.pilot import PROCESSES, SECRETS, remove_tree
 from benchkit.store.parquet import read_table, store_path, update_run
-from benchkit.workspace.cache import cache_dir
-from benchkit.workspace.environment import env_copy_of
-from benchkit.workspace.git import diff, git, remove_worktree, snapshot
-from benchkit.workspace.proc import ProcError, alive
+from benchkit.workspace.git import diff, snapshot
+from benchkit.workspace.proc import ProcError, alive, group_members
+from benchkit.workspace.sandbox import PILOT_MARK
+
+
+class RecoveryWarning(UserWarning):
+    """A run a killed benchkit left, now marked crashed."""
 
 
 def recover(store: Path | str | None = None) -> list[str]:
     """Mark as `crashed` the runs left `running` by a benchkit that is gone (killed
-    with SIGKILL, say); keep what their worktree still holds as their patch. Their ids."""
+    with SIGKILL, say), stop what they left running and remove their folder; keep
+    their partial patch when no secret can be in it. Their ids."""
     store = store_path(store)
     runs = read_table(store, "runs")
     if runs.is_empty():
@@ -33,61 +45,84 @@ def recover(store: Path | str | None = None) -> list[str]:
     for row in runs.filter(pl.col("status") == "running").to_dicts():
         if row["host"] != here or alive(row["pid"], row["process_start"]):
             continue  # still at work, or on a machine this one cannot see into
-        _salvage(row)
+        said = _clean_up(row)
+        detail = f"benchkit (pid {row['pid']}) stopped during the run"
         update_run(
             store,
             row["run_id"],
             {
                 "status": "crashed",
                 "failure_kind": "crash",
-                "failure_detail": f"benchkit (pid {row['pid']}) stopped during the run",
+                "failure_detail": f"{detail}; {said}",
                 "retryable": True,
                 "worktree": None,
             },
         )
+        message = f"run {row['run_id']}: {detail}: now crashed; {said}"
+        warnings.warn(message, RecoveryWarning, stacklevel=2)
         crashed.append(row["run_id"])
     return crashed
 
 
-def _salvage(row: dict[str, object]) -> None:
-    """The partial patch of a crashed run, from its worktree, which is then removed
-    with all else the run made in the cache: its baseline's worktree, both copies of
-    its environment, and its HOME."""
+def _clean_up(row: dict[str, object]) -> str:
+    """Stop what the run left running, keep its patch if it may, remove its folder;
+    what was done, in words."""
     worktree = Path(str(row["worktree"])) if row.get("worktree") else None
-    if worktree is None:
-        return
-    base_tree = worktree.with_name(f"{worktree.name}-base")
-    for folder in (
-        env_copy_of(worktree),
-        env_copy_of(base_tree),
-        cache_dir() / "homes" / worktree.name,
-    ):
-        shutil.rmtree(folder, ignore_errors=True)
-    if base_tree.is_dir():
-        _remove(base_tree)
-    if not worktree.is_dir():
-        return
+    if worktree is None or worktree.name != "tree":
+        return "nothing of it was left to clean"
+    folder, run_id = worktree.parent, str(row["run_id"])
+    stopped = stop_processes(folder / PROCESSES, run_id)
+    patch = _salvage(folder, row)
+    remove_tree(folder)
+    return f"stopped {stopped} process{'es' if stopped != 1 else ''} it left; {patch}"
+
+
+def _salvage(folder: Path, row: dict[str, object]) -> str:
+    """The partial patch of a crashed run, from its worktree, unless the arm had
+    secrets (their values are not known to this command: the patch is not kept)."""
+    worktree, git_dir = folder / "tree", folder / "git"
+    if not (worktree.is_dir() and (git_dir / "HEAD").exists()):
+        return "it had no worktree yet"
+    names = (folder / SECRETS).read_text().split() if (folder / SECRETS).exists() else []
+    if names:
+        return f"its patch was not kept: the arm had secrets ({', '.join(names)})"
+    base = str(row["base_sha"])
     try:
-        mirror = _mirror_of(worktree)
-        tree = snapshot(worktree)
-        patch = diff(mirror, str(row["base_sha"]), tree, context=3, binary=True)
-        artifacts = Path(str(row["artifacts"]))
-        artifacts.mkdir(parents=True, exist_ok=True)
-        (artifacts / "agent.patch").write_text(patch, errors="surrogateescape")
-        remove_worktree(mirror, worktree)
+        tree = snapshot(worktree, git_dir, base)
+        patch = diff(git_dir, base, tree, context=3, binary=True)
     except ProcError:
-        shutil.rmtree(worktree, ignore_errors=True)
+        return "its worktree could not be read: no patch kept"
+    artifacts = Path(str(row["artifacts"]))
+    artifacts.mkdir(parents=True, exist_ok=True)
+    (artifacts / "agent.patch").write_text(patch, errors="surrogateescape")
+    return "kept its partial patch"
 
 
-def _mirror_of(worktree: Path) -> Path:
-    return Path(
-        git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=worktree).strip()
-    )
+def stop_processes(ledger: Path, run_id: str) -> int:
+    """SIGKILL every process group of the ledger still running: a group whose leader is
+    the process that started then, or whose members carry the run's mark. Their count."""
+    if not ledger.exists():
+        return 0
+    victims: set[int] = set()
+    for line in ledger.read_text().splitlines():
+        parts = line.split()
+        if len(parts) != 2 or not parts[0].isdigit():
+            continue
+        pgid, start = int(parts[0]), None if parts[1] == "None" else int(parts[1])
+        members = group_members(pgid)
+        if start is not None and alive(pgid, start):
+            victims.update(members)
+        else:
+            victims.update(m for m in members if _marked(m, run_id))
+    for pid in victims:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    return len(victims)
 
 
-def _remove(worktree: Path) -> None:
-    """A worktree removed from its repository, or at least from the disk."""
+def _marked(pid: int, run_id: str) -> bool:
     try:
-        remove_worktree(_mirror_of(worktree), worktree)
-    except ProcError:
-        shutil.rmtree(worktree, ignore_errors=True)
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return False
+    return f"{PILOT_MARK}={run_id}".encode() in environ.split(b"\0")

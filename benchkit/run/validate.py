@@ -81,7 +81,7 @@ def _side(
         return found
     finally:
         remove(instance)
-        remove_worktree(repo.mirror, worktree)
+        remove_worktree(worktree)
 
 
 def _refuse_unrun(bench: Bench, side: str, runs: list[TestRun]) -> None:

@@ -46,6 +46,24 @@ def store_path(store: Path | str | None = None) -> Path:
     return path
 
 
+def writable_store(store: Path | str | None = None) -> Path:
+    """The store folder, made if missing and checked writable (a read-only mount, a
+    folder benchkit may not write, a full disk): raises `StoreError` before anything
+    is written."""
+    path = store_path(store)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(prefix=".benchkit-probe.", dir=path)
+        try:
+            os.write(handle, b"benchkit")
+        finally:
+            os.close(handle)
+            Path(probe).unlink(missing_ok=True)
+    except OSError as exc:
+        raise StoreError(path, "", f"cannot write the store: {exc.strerror}") from None
+    return path
+
+
 def checked_rows(table: str, rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
     """The rows as an Arrow table, once every row's keys are exactly the columns."""
     names = set(schema.names)

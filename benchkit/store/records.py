@@ -7,10 +7,10 @@ tables declared in `benchkit.store.schema`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from datetime import datetime
-from typing import Literal
+from typing import Literal, TypeVar, cast
 
 from benchkit.gate.junit import CaseResult
 from benchkit.gate.verdict import GateResult
@@ -18,6 +18,7 @@ from benchkit.gate.verdict import GateResult
 RunStatus = Literal["ok", "failed", "timeout", "interrupted", "crashed", "running"]
 CheckStatus = Literal["ok", "fail", "timeout", "missing"]
 Phase = Literal["base", "after"]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -166,6 +167,8 @@ class Run:
     check_names: tuple[str, ...] = field(default=())
     environment: EnvironmentUsed | None = None
     resolved: bool | None = None  # the bench's must_pass and keep_passing passed, no regression
+    sandbox: str | None = None  # bwrap or none; None when not run here
+    warnings: tuple[str, ...] = ()
 
     @property
     def wall_s(self) -> float:
@@ -173,3 +176,36 @@ class Run:
 
     def after(self, check: str) -> CheckResult | None:
         return next((c for c in self.checks if c.check == check and c.phase == "after"), None)
+
+
+SECRET_MARK = "[secret]"
+
+
+def redact(text: str, secrets: Sequence[str]) -> str:
+    """Every secret value replaced by a mark."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, SECRET_MARK)
+    return text
+
+
+def redacted(value: _T, secrets: Sequence[str]) -> _T:
+    """`value` with every secret value in its strings marked: records (dataclasses),
+    tuples, lists and mappings are walked. What a run records passes here before it
+    is written, so no table holds a secret a check or a report printed."""
+    if not any(secrets):
+        return value
+    return cast(_T, _walk(value, secrets))
+
+
+def _walk(value: object, secrets: Sequence[str]) -> object:
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if is_dataclass(value) and not isinstance(value, type):
+        changed = {f.name: _walk(getattr(value, f.name), secrets) for f in fields(value)}
+        return replace(value, **changed)
+    if isinstance(value, tuple | list):
+        return type(value)(_walk(v, secrets) for v in value)
+    if isinstance(value, Mapping):
+        return {_walk(k, secrets): _walk(v, secrets) for k, v in value.items()}
+    return value

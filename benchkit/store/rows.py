@@ -61,6 +61,8 @@ def run_row(run: Run) -> dict[str, Any]:
         "ci_status": None,  # CI's verdict is known only of imported records
         "worktree": run.worktree,
         "artifacts": run.artifacts,
+        "sandbox": run.sandbox,
+        "warnings": list(run.warnings),
     }
     for stage in ("prepare", "environment", "baseline", "execute", "verify", "score"):
         row[f"{stage}_s"] = run.phases.get(stage)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 3  # see benchkit/store/upgrade.py for the history and the steps
+SCHEMA_VERSION = 4  # see benchkit/store/upgrade.py for the history and the steps
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -176,6 +176,16 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column(name="baseline_cached", type=pa.bool_(), doc="The base checks came from the cache."),
     Column(name="worktree", type=pa.string(), doc="Worktree path; kept only with --keep."),
     Column(name="artifacts", type=pa.string(), doc="Folder of the run's logs and agent.patch."),
+    Column(
+        name="sandbox",
+        type=pa.string(),
+        doc="What the arm and checks ran in: bwrap (bubblewrap) or none; null if not run here.",
+    ),
+    Column(
+        name="warnings",
+        type=pa.list_(pa.string()),
+        doc="What the run left out or could not do (a binary file with a secret, say).",
+    ),
 )
 """The `runs` table; each bench check adds `<check>_status` and `<check>_count`."""
 

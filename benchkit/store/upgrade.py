@@ -14,6 +14,8 @@ Version history:
      may say `error`; tests gain `test_id` (a version-2 test's id is its name), checks
      `problem`; `ab` rows gain `errors` and `python` (a version-2 `ab` row's
      `failed` counts errored tests too).
+  4  runs gain `sandbox` (what the arm and checks ran in; null before) and
+     `warnings` (empty before).
 """
 
 from __future__ import annotations
@@ -64,7 +66,20 @@ def _v2_to_v3(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
     return rows.with_columns(changes)
 
 
-STEPS: dict[int, Step] = {1: _v1_to_v2, 2: _v2_to_v3}
+def _v3_to_v4(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
+    # Version 3 knew no sandbox (null: unknown) and kept no warnings (none).
+    old = pl.col("schema_version") == 3
+    changes = [_bump(3).alias("schema_version")]
+    if table == "runs":
+        given = "warnings" in rows.collect_schema().names()
+        current = pl.col("warnings") if given else pl.lit(None, pl.List(pl.String))
+        none: pl.Expr = pl.lit([], pl.List(pl.String))
+        filled = pl.when(old).then(pl.coalesce(current, none)).otherwise(current)
+        changes.append(filled.alias("warnings"))
+    return rows.with_columns(changes)
+
+
+STEPS: dict[int, Step] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 
 
 def upgrade(table: str, rows: pl.LazyFrame, oldest: int = 1) -> pl.LazyFrame:

@@ -10,6 +10,7 @@ on top.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from benchkit.store.records import CheckResult, CheckStatus, Phase
 from benchkit.workspace import proc
 from benchkit.workspace.commands import allowed_env, substitute
 from benchkit.workspace.environment import Instance
+from benchkit.workspace.sandbox import Sandbox
 
 # `python -m tool` prints this when the tool is not installed.
 _NO_MODULE = re.compile(r"^\S*python[\d.]*: No module named (\S+)\s*$", re.MULTILINE)
@@ -90,16 +92,37 @@ class CheckRun:
     tests: TestRun | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class Confinement:
+    """Where a pilot's checks run (None: as they are) and the secret values they may
+    print (the arm's: a check may print a file the arm wrote), redacted from logs."""
+
+    sandbox: Sandbox | None = None
+    secrets: Sequence[str] = ()
+
+
+OPEN = Confinement()
+
+
 def _run(
-    command: str | list[str], *, bench: Bench, instance: Instance, log_path: Path, timeout_s: float
+    command: str | list[str],
+    *,
+    bench: Bench,
+    instance: Instance,
+    log_path: Path,
+    timeout_s: float,
+    confinement: Confinement,
 ) -> tuple[proc.Finished, str]:
     log_path.unlink(missing_ok=True)
+    sandbox = confinement.sandbox
     finished = proc.run(
         command,
         cwd=instance.tree,
         env=check_env(bench, instance),
         log_path=log_path,
         timeout_s=timeout_s,
+        secrets=confinement.secrets,
+        sandbox=sandbox.with_network(bench.file.sandbox.network) if sandbox else None,
     )
     return finished, log_path.read_text(encoding="utf-8", errors="replace")
 
@@ -129,6 +152,7 @@ def run_check(
     bench: Bench,
     instance: Instance,
     logs: Path,
+    confinement: Confinement = OPEN,
 ) -> CheckRun:
     """Run one check on a tree, in its instance of the environment; read its status and
     count."""
@@ -148,6 +172,7 @@ def run_check(
         instance=instance,
         log_path=logs / f"{phase}-{check.name}.log",
         timeout_s=check.timeout,
+        confinement=confinement,
     )
     status, note = status_of(finished, output)
     count: int | None = None
@@ -177,15 +202,24 @@ def run_check(
 
 
 def run_checks(
-    bench: Bench, *, phase: Phase, instance: Instance, logs: Path
+    bench: Bench, *, phase: Phase, instance: Instance, logs: Path, confinement: Confinement = OPEN
 ) -> tuple[CheckRun, ...]:
+    confined = confinement
     return tuple(
-        run_check(c, phase=phase, bench=bench, instance=instance, logs=logs)
+        run_check(c, phase=phase, bench=bench, instance=instance, logs=logs, confinement=confined)
         for c in bench.file.checks
     )
 
 
-def run_alone(bench: Bench, *, instance: Instance, file: str, attempt: int, logs: Path) -> TestRun:
+def run_alone(
+    bench: Bench,
+    *,
+    instance: Instance,
+    file: str,
+    attempt: int,
+    logs: Path,
+    confinement: Confinement = OPEN,
+) -> TestRun:
     """Run one test file alone with the bench's `alone` template."""
     worktree = instance.tree
     tests = bench.file.tests
@@ -203,6 +237,7 @@ def run_alone(bench: Bench, *, instance: Instance, file: str, attempt: int, logs
         instance=instance,
         log_path=logs / f"rerun-{attempt}-{safe}.log",
         timeout_s=test_check.timeout,
+        confinement=confinement,
     )
     if not finished.not_found and status_of(finished, output)[0] == "missing":
         finished = proc.Finished(

@@ -1,8 +1,14 @@
-"""Git: cached mirrors, one fresh worktree per pilot, the arm's diff, patches.
+"""Git: cached mirrors, one fresh repository per pilot, the arm's diff, patches.
 
 Every git command runs with the user's and the system's git configuration shut
 out, so that a diff is parsed the same way on every machine and the demo's commits
-get the same shas everywhere.
+get the same shas everywhere; with hooks and fsmonitor off, and paths unquoted.
+
+A pilot's worktree is a clone of its own that borrows the mirror's objects
+(`--shared`) and has no remote: what an arm does to its config, hooks or refs stays
+in it. benchkit reads what the arm left through a git folder of its own
+(`snapshot`), never through the worktree's `.git`, whose config the arm may have
+written (a filter, a hook, an fsmonitor would run with benchkit's rights).
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,8 +51,19 @@ def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+# Whatever a repository's own config says: no hook, no fsmonitor, paths as they are.
+SAFE_CONFIG = (
+    "-c",
+    f"core.hooksPath={os.devnull}",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.quotePath=false",
+)
+
+
 def git(*args: str, cwd: Path | None = None, input_text: str | None = None, **env: str) -> str:
-    return capture(["git", *args], cwd=cwd, env=git_env(env), input_text=input_text)
+    return capture(["git", *SAFE_CONFIG, *args], cwd=cwd, env=git_env(env), input_text=input_text)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -208,44 +225,88 @@ def _human_from_patch(bench: Bench, mirror: Path, base_sha: str, patch: Path) ->
 
 
 def add_worktree(mirror: Path, sha: str, where: Path) -> Path:
-    """A fresh detached worktree at `sha`."""
-    with locked(mirror / "benchkit-worktrees"):
-        git("worktree", "add", "--quiet", "--detach", str(where), sha, cwd=mirror)
+    """A fresh repository of its own at `sha` (detached): a clone that borrows the
+    mirror's objects and has no remote, so nothing done in it reaches the mirror."""
+    try:
+        git("clone", "--quiet", "--shared", "--no-checkout", "--", str(mirror), str(where))
+        git("remote", "remove", "origin", cwd=where)
+        git("checkout", "--quiet", "--detach", sha, cwd=where)
+    except BaseException:
+        shutil.rmtree(where, ignore_errors=True)
+        raise
     return where
 
 
-def remove_worktree(mirror: Path, where: Path) -> None:
-    with locked(mirror / "benchkit-worktrees"):
-        try:
-            git("worktree", "remove", "--force", "--force", str(where), cwd=mirror)
-        except ProcError:
-            shutil.rmtree(where, ignore_errors=True)
-            git("worktree", "prune", cwd=mirror)
+def remove_worktree(where: Path) -> None:
+    shutil.rmtree(where, ignore_errors=True)
 
 
-def snapshot(worktree: Path) -> str:
-    """A tree object of the worktree as it is now: committed, staged, unstaged and
-    untracked files, not ignored ones. The worktree's own index is left alone."""
+def reader(mirror: Path, where: Path) -> Path:
+    """A bare git folder of benchkit's own that reads the mirror's objects: it takes
+    the snapshots of a worktree and diffs them, out of the arm's reach."""
+    git("init", "--quiet", "--bare", str(where))
+    alternates = where / "objects" / "info" / "alternates"
+    alternates.write_text(f"{(mirror / 'objects').resolve()}\n")
+    return where
+
+
+def _regular_file(path: Path) -> bool:
+    return path.is_file() and not path.is_symlink()
+
+
+def snapshot(worktree: Path, into: Path, base_sha: str) -> str:
+    """A tree object of the worktree as it is now (committed, staged, unstaged and
+    untracked files, not ignored ones), written in `into` (see `reader`). The
+    worktree's own index and objects are read as data, never its config or hooks."""
+    own_git = worktree / ".git"
+    own_objects = own_git / "objects"
+    alternates = into / "objects" / "info" / "alternates"
+    borrowed = alternates.read_text().splitlines()[:1]  # the mirror's, from `reader`
+    if own_objects.is_dir() and not own_git.is_symlink():
+        borrowed.append(str(own_objects.resolve()))  # what the arm committed or staged
+    alternates.write_text("".join(f"{line}\n" for line in borrowed))
+    work = ["--git-dir", str(into), "--work-tree", str(worktree)]
     with tempfile.TemporaryDirectory(prefix="benchkit-index-") as tmp:
         index = str(Path(tmp) / "index")
-        # Start from a copy of the worktree's index: its stat data spares rehashing.
-        own = Path(
-            git("rev-parse", "--path-format=absolute", "--git-path", "index", cwd=worktree).strip()
-        )
-        if own.exists():
-            shutil.copy2(own, index)  # keep its mtime: git re-reads racily clean entries
-        else:
-            git("read-tree", "HEAD", cwd=worktree, GIT_INDEX_FILE=index)
-        git("add", "--all", ".", cwd=worktree, GIT_INDEX_FILE=index)
-        return git("write-tree", cwd=worktree, GIT_INDEX_FILE=index).strip()
+        env = {"GIT_INDEX_FILE": index}
+        own_index = own_git / "index"
+        if _regular_file(own_index):  # its stat data spares rehashing every file
+            shutil.copy2(own_index, index)  # keep its mtime: git re-reads racily clean entries
+            try:
+                git(*work, "add", "--all", ".", cwd=worktree, **env)
+                return git(*work, "write-tree", cwd=worktree, **env).strip()
+            except ProcError:
+                Path(index).unlink(missing_ok=True)  # an index git cannot use: start again
+        git(*work, "read-tree", base_sha, cwd=worktree, **env)
+        git(*work, "add", "--all", ".", cwd=worktree, **env)
+        tree = git(*work, "write-tree", cwd=worktree, **env).strip()
+    return tree
 
 
-def diff(repo_dir: Path, old: str, new: str, *, context: int = 0, binary: bool = False) -> str:
-    """`git diff` between two commits or trees, rename-aware, with no config of the user."""
+def diff(
+    repo_dir: Path,
+    old: str,
+    new: str,
+    *,
+    context: int = 0,
+    binary: bool = False,
+    leave_out: Sequence[str] = (),
+) -> str:
+    """`git diff` between two commits or trees, rename-aware, with no config of the user;
+    without the files of `leave_out`."""
     args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", f"-U{context}"]
     if binary:
         args.append("--binary")
-    return git(*args, old, new, "--", cwd=repo_dir)
+    paths = [f":(exclude,literal){path}" for path in leave_out]
+    return git(*args, old, new, "--", *([":/", *paths] if paths else []), cwd=repo_dir)
+
+
+def binary_changes(repo_dir: Path, old: str, new: str) -> list[str]:
+    """The files changed between two trees that git takes as binary, as they are named
+    in `new`."""
+    out = git("diff", "--numstat", "-z", "--no-renames", old, new, cwd=repo_dir)
+    fields = out.split("\0")
+    return [f.split("\t", 2)[2] for f in fields if f.startswith("-\t-\t")]
 
 
 def apply_patch(worktree: Path, patch_text: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -19,6 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import IO
+
+from benchkit.store.records import SECRET_MARK, redact
+from benchkit.workspace.sandbox import Sandbox
 
 GRACE_S = 10.0
 
@@ -102,21 +106,22 @@ def stop_group(proc: subprocess.Popen[bytes], grace_s: float = GRACE_S) -> None:
     proc.wait()
 
 
-def redact(text: str, secrets: Sequence[str]) -> str:
-    """Every secret value replaced by a mark."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "[secret]")
-    return text
-
-
-def _pump(source: IO[bytes], sink: IO[bytes], secrets: Sequence[str]) -> None:
+def _pump(
+    source: IO[bytes], sink: IO[bytes], secrets: Sequence[str], failed: list[OSError]
+) -> None:
+    """Copy the command's output to its log, redacted; a log that cannot be written (a
+    full disk) is noted in `failed` and the output drained, never left to block it."""
     encoded = [s.encode() for s in secrets if s]
     for line in iter(source.readline, b""):
+        if failed:
+            continue
         for secret in encoded:
-            line = line.replace(secret, b"[secret]")
-        sink.write(line)
-        sink.flush()
+            line = line.replace(secret, SECRET_MARK.encode())
+        try:
+            sink.write(line)
+            sink.flush()
+        except OSError as exc:  # named by the log's path: where there was no space
+            failed.append(OSError(exc.errno, exc.strerror, getattr(sink, "name", None)))
 
 
 def _drain(proc: subprocess.Popen[bytes], pumps: Sequence[threading.Thread]) -> None:
@@ -126,6 +131,12 @@ def _drain(proc: subprocess.Popen[bytes], pumps: Sequence[threading.Thread]) -> 
     for stream in (proc.stdout, proc.stderr):
         if stream is not None:
             stream.close()
+
+
+def _findable(program: str, cwd: Path, path: str | None) -> bool:
+    if "/" in program:
+        return (cwd / program).is_file()
+    return shutil.which(program, path=path) is not None
 
 
 def run(
@@ -138,8 +149,10 @@ def run(
     grace_s: float = GRACE_S,
     stdout_path: Path | None = None,
     secrets: Sequence[str] = (),
+    sandbox: Sandbox | None = None,
 ) -> Finished:
-    """Run a command in its own process group.
+    """Run a command in its own process group, in `sandbox` when one is given (which
+    also writes the group in its ledger, for `recover` to stop after a crash).
 
     Its output goes to `log_path` (appended), or its stdout to `stdout_path` and its
     stderr to `log_path`. With `secrets`, the output passes through benchkit, which
@@ -157,14 +170,22 @@ def run(
             duration_s=time.monotonic() - started,
         )
 
+    argv, env = _argv(command), dict(env)
     with contextlib.ExitStack() as files:
         log = files.enter_context(log_path.open("ab"))
         out = files.enter_context(stdout_path.open("ab")) if stdout_path else log
+        if sandbox is not None:
+            env = sandbox.environment(env)
+            if not _findable(argv[0], cwd, env.get("PATH")):  # bwrap would say so only in its log
+                said = f"benchkit: cannot start {command!r}: not found\n"
+                log.write(redact(said, secrets).encode())
+                return ended(None, not_found=True)
+            argv = sandbox.command(argv)
         try:
             proc = subprocess.Popen(
-                _argv(command),
+                argv,
                 cwd=cwd,
-                env=dict(env),
+                env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE if piped else log,
                 stderr=subprocess.PIPE if piped else subprocess.STDOUT,
@@ -173,11 +194,17 @@ def run(
         except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
             log.write(redact(f"benchkit: cannot start {command!r}: {exc}\n", secrets).encode())
             return ended(None, not_found=True)
-        pumps = []
+        if sandbox is not None and sandbox.ledger is not None:
+            with sandbox.ledger.open("a") as ledger:  # pgid and start: never a reused pid
+                ledger.write(f"{proc.pid} {process_start(proc.pid)}\n")
+        pumps: list[threading.Thread] = []
+        failed: list[OSError] = []
         if piped:
             assert proc.stdout is not None and proc.stderr is not None
             for source, sink in ((proc.stdout, out), (proc.stderr, log)):
-                pump = threading.Thread(target=_pump, args=(source, sink, secrets), daemon=True)
+                pump = threading.Thread(
+                    target=_pump, args=(source, sink, secrets, failed), daemon=True
+                )
                 pump.start()
                 pumps.append(pump)
         try:
@@ -194,6 +221,8 @@ def run(
         if group_members(proc.pid):
             stop_group(proc, grace_s)  # leftovers of a command that exited: never let them run on
         _drain(proc, pumps)
+        if failed:
+            raise failed[0]  # its log could not be written: the caller says why
     return ended(code, not_found=code == 127 and isinstance(command, str))
 
 

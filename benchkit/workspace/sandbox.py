@@ -1,0 +1,119 @@
+"""The sandbox: what an arm or a check may see and touch.
+
+With bubblewrap (`bwrap`), a command runs in its own pid namespace (benchkit and
+every other process out of its sight, their environments too), with the whole
+system read-only and writable only the pilot's worktree, its HOME and its own tmp;
+with its own empty network unless allowed; and it dies with benchkit
+(`--die-with-parent`). Without it (`none`), the command runs as benchkit's user with
+only its environment narrowed. Either way HOME and TMPDIR are the pilot's own, the
+same for its arm and its checks.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
+from typing import Literal, get_args
+
+from benchkit.errors import UsageError
+
+SandboxName = Literal["bwrap", "none"]
+SandboxChoice = Literal["auto", "bwrap", "none"]
+CHOICES: tuple[str, ...] = get_args(SandboxChoice)
+
+
+class SandboxWarning(UserWarning):
+    """Asked for `auto` on a machine where bubblewrap cannot run."""
+
+
+PILOT_MARK = "BENCHKIT_RUN"  # in every command's environment: the run it belongs to
+_PROBE = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid"]
+
+
+def bwrap() -> str | None:
+    """The bubblewrap program: `$BENCHKIT_BWRAP`, else `bwrap` on PATH."""
+    given = os.environ.get("BENCHKIT_BWRAP")
+    return shutil.which(given) if given else shutil.which("bwrap")
+
+
+@cache
+def bwrap_problem() -> str | None:
+    """Why bubblewrap cannot make a sandbox on this machine, or None when it can."""
+    exe = bwrap()
+    if exe is None:
+        return "bubblewrap (bwrap) is not installed"
+    done = subprocess.run(
+        [exe, *_PROBE, "--die-with-parent", "--", "true"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+    )
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        return f"bwrap cannot make a sandbox here ({last})"
+    return None
+
+
+def choose(choice: str) -> SandboxName:
+    """The sandbox a pilot runs with: `auto` takes bubblewrap when it works here and
+    says once, as a warning, when it does not. Raises `UsageError`."""
+    if choice not in CHOICES:
+        raise UsageError("sandbox", "", f"{choice!r} is not one of {', '.join(CHOICES)}")
+    if choice == "none":
+        return "none"
+    problem = bwrap_problem()
+    if problem is None:
+        return "bwrap"
+    if choice == "bwrap":
+        raise UsageError("sandbox", "", problem)
+    warnings.warn(
+        f"{problem}: arms and checks run without a sandbox (see the README's Isolation)",
+        SandboxWarning,
+        stacklevel=2,
+    )
+    return "none"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sandbox:
+    """Where one pilot's commands run: its writable folders and its network."""
+
+    name: SandboxName
+    tree: Path  # the worktree: its working directory, writable
+    home: Path  # its HOME, writable
+    tmp: Path  # its TMPDIR, writable; with bwrap, the system's /tmp is read-only
+    network: bool = True
+    ledger: Path | None = None  # each command's process group is written here
+    run_id: str = ""  # written in each command's environment, for `recover` to know them
+
+    def with_network(self, on: bool) -> Sandbox:
+        return replace(self, network=on)
+
+    def environment(self, env: Mapping[str, str]) -> dict[str, str]:
+        """The command's environment, with the pilot's own HOME and tmp."""
+        home, tmp = str(self.home), str(self.tmp)
+        mark = {PILOT_MARK: self.run_id} if self.run_id else {}
+        return {**env, "HOME": home, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp, **mark}
+
+    def command(self, argv: Sequence[str]) -> list[str]:
+        """The command as it is run: in bubblewrap, or as it is."""
+        if self.name == "none":
+            return list(argv)
+        args = [bwrap() or "bwrap", *_PROBE, "--unshare-ipc", "--die-with-parent"]
+        if not self.network:
+            args.append("--unshare-net")
+        for folder in (self.tree, self.home, self.tmp):
+            args += ["--bind", str(folder), str(folder)]
+        return [*args, "--chdir", str(self.tree), "--", *argv]
+
+    def make(self) -> None:
+        """Its writable folders, made if missing (bubblewrap binds only what exists)."""
+        for folder in (self.home, self.tmp):
+            folder.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,377 @@
+"""Every pilot isolated: its own clone, a sandbox, no secret on disk, nothing left running.
+
+Real git, real processes, real signals, real bubblewrap (the tests that need it say
+why they do not run where it is missing) and, as root, real read-only and full mounts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import benchkit
+from benchkit.run.recovery import stop_processes
+from benchkit.workspace.cache import cache_dir
+from benchkit.workspace.proc import process_start
+from benchkit.workspace.sandbox import bwrap_problem
+from tests.conftest import TinyRepo, sh_git
+
+NO_BWRAP = bwrap_problem()
+needs_bwrap = pytest.mark.skipif(NO_BWRAP is not None, reason=f"no sandbox here: {NO_BWRAP}")
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0, reason="mounts a read-only folder and a small tmpfs: needs root"
+)
+SANDBOXES = ["none", pytest.param("bwrap", marks=needs_bwrap)]
+
+
+def _arm(tmp_path: Path, name: str, script: str, extra: str = "") -> Path:
+    path = tmp_path / f"{name}.toml"
+    path.write_text(
+        f"name = \"{name}\"\ncommand = ['sh', '-c', '''{script}''']\ntimeout = 120\n{extra}"
+    )
+    return path
+
+
+def _pilot(
+    tiny: TinyRepo, tmp_path: Path, *arms: str | Path, sandbox: str = "none", **env: str
+) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
+    for arm in arms:
+        argv += ["--arm", str(arm)]
+    argv += ["--store", str(tmp_path / "store"), "--sandbox", sandbox]
+    return subprocess.run(
+        argv, capture_output=True, text=True, timeout=600, env={**os.environ, **env}
+    )
+
+
+def _rows(tmp_path: Path) -> dict[str, dict[str, object]]:
+    return {str(r["arm"]): r for r in benchkit.runs(tmp_path / "store").to_dicts()}
+
+
+def _patch(row: dict[str, object]) -> str:
+    return Path(str(row["artifacts"]), "agent.patch").read_text()
+
+
+POISON = """\
+set -e
+git update-ref refs/heads/human HEAD
+git update-ref refs/benchkit/human HEAD
+mkdir -p .evil
+for h in pre-commit post-commit post-checkout post-index-change reference-transaction; do
+  printf '#!/bin/sh\\ntouch {marks}/hook-$h\\n' > .evil/$h; chmod +x .evil/$h
+done
+printf '#!/bin/sh\\ntouch {marks}/fsmonitor\\n' > .evil/monitor; chmod +x .evil/monitor
+git config core.hooksPath "$PWD/.evil"
+git config core.fsmonitor "$PWD/.evil/monitor"
+git config filter.evil.clean "touch {marks}/filter; cat"
+printf '* filter=evil\\n' > .gitattributes
+echo '# hi' >> util.py
+"""
+
+
+def test_an_arm_cannot_plant_hooks_or_move_the_human_reference(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    # With worktrees linked to the mirror, the arm's config and refs were the mirror's:
+    # benchkit's own `git add` ran its hooks, and the next human pilot measured 0/0.
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    poison = _arm(tmp_path, "poison", POISON.format(marks=marks))
+    first = _pilot(tiny, tmp_path, poison)  # no sandbox: the clone alone must hold
+    assert first.returncode == 0, first.stderr
+    rows = _rows(tmp_path)
+    assert "+# hi" in _patch(rows[str(poison)])
+    again = _pilot(tiny, tmp_path, "human", "noop")
+    assert again.returncode == 0, again.stderr
+    human = _rows(tmp_path)["human"]
+    assert human["human_sha"] == tiny.human
+    assert human["sites_covered"] == human["sites_total"] == rows[str(poison)]["sites_total"]
+    assert list(marks.iterdir()) == []  # no hook, fsmonitor or filter ever ran
+    mirrors = list((cache_dir() / "repos").glob("*.git"))
+    for mirror in mirrors:
+        config = (mirror / "config").read_text()
+        assert "hooksPath" not in config and "evil" not in config
+        assert sh_git(mirror, "rev-parse", "refs/heads/human") == tiny.human
+
+
+def test_git_paths_are_read_unquoted(tiny: TinyRepo, tmp_path: Path) -> None:
+    arm = _arm(tmp_path, "names", "printf 'x\\n' > 'ünï.txt'")
+    done = _pilot(tiny, tmp_path, arm)
+    assert done.returncode == 0, done.stderr
+    assert "+++ b/ünï.txt" in _patch(_rows(tmp_path)[str(arm)])
+
+
+def _server() -> tuple[int, threading.Event]:
+    """A TCP server on this machine's loopback; its port."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    stop = threading.Event()
+
+    def serve() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                conn, _ = listener.accept()
+                conn.close()
+        listener.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1], stop
+
+
+CONNECT = "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)'"
+
+CONFINED = """\
+tr '\\0' '\\n' < /proc/1/environ > /dev/null
+cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c BK_PARENT_ONLY > seen-env.txt
+true
+ls /proc | grep -c '^[0-9]' > procs.txt
+touch {outside}/escaped 2>/dev/null || echo refused > outside.txt
+echo h > "$HOME/h" && echo ok > home.txt
+echo t > "$TMPDIR/from-arm" && echo ok > tmp.txt
+touch /tmp/benchkit-systmp-$$ 2>/dev/null && echo yes > systmp.txt || true
+{connect} && echo connected > net.txt || echo refused > net.txt
+"""
+
+CHECKS = """
+[[checks]]
+name = "tmp"
+command = "test -f \\"$TMPDIR/from-arm\\""
+timeout = 30
+
+[[checks]]
+name = "net"
+command = '''{connect}'''
+timeout = 30
+"""
+
+
+def _add_checks(tiny: TinyRepo, connect: str, extra: str = "") -> None:
+    text = tiny.bench_file.read_text()
+    text = text.replace("\n[tests]", CHECKS.format(connect=connect) + "\n[tests]")
+    tiny.bench_file.write_text(text + extra)
+
+
+@pytest.fixture
+def server() -> Iterator[int]:
+    port, stop = _server()
+    yield port
+    stop.set()
+
+
+@needs_bwrap
+@pytest.mark.parametrize("arm_network", [True, False])
+def test_the_sandbox_confines_arms_and_checks(
+    tiny: TinyRepo, tmp_path: Path, server: int, arm_network: bool
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    connect = CONNECT.format(port=server)
+    (tiny.bench_file).write_text(
+        tiny.bench_file.read_text().replace(
+            "\n[tests]", CHECKS.format(connect=connect) + "\n[tests]"
+        )
+    )
+    script = CONFINED.format(outside=outside, connect=connect)
+    extra = "" if arm_network else "network = false\n"
+    arm = _arm(tmp_path, "confined", script, extra)
+    done = _pilot(tiny, tmp_path, arm, sandbox="bwrap", BK_PARENT_ONLY="x")
+    assert done.returncode == 0, done.stderr
+    row = _rows(tmp_path)[str(arm)]
+    assert row["sandbox"] == "bwrap"
+    patch = _patch(row)
+    added = {
+        line.split("+++ b/")[1]: patch.split(line)[1].split("\n+", 1)[1].split("\n")[0]
+        for line in patch.splitlines()
+        if line.startswith("+++ b/")
+    }
+    assert added["seen-env.txt"] == "0"  # benchkit's environment is out of sight
+    assert int(added["procs.txt"]) < 10  # its own pid namespace: no other process
+    assert added["outside.txt"] == "refused" and list(outside.iterdir()) == []
+    assert added["home.txt"] == "ok" and added["tmp.txt"] == "ok"
+    assert "systmp.txt" not in added  # the system's /tmp is read-only
+    assert added["net.txt"] == ("connected" if arm_network else "refused")
+    assert row["tmp_status"] == "ok"  # the arm's tmp is its checks' tmp
+    assert row["net_status"] == "fail"  # checks have no network unless the bench says so
+
+
+@needs_bwrap
+def test_a_bench_may_give_its_checks_the_network(
+    tiny: TinyRepo, tmp_path: Path, server: int
+) -> None:
+    connect = CONNECT.format(port=server)
+    text = tiny.bench_file.read_text().replace(
+        "\n[tests]", CHECKS.format(connect=connect) + "\n[tests]"
+    )
+    tiny.bench_file.write_text(text + "\n[sandbox]\nnetwork = true\n")
+    done = _pilot(tiny, tmp_path, "noop", sandbox="bwrap")
+    assert done.returncode == 0, done.stderr
+    assert _rows(tmp_path)["noop"]["net_status"] == "ok"
+
+
+def test_sandbox_bwrap_where_it_cannot_run_is_one_line(tiny: TinyRepo, tmp_path: Path) -> None:
+    missing = {"BENCHKIT_BWRAP": str(tmp_path / "no-bwrap")}
+    refused = _pilot(tiny, tmp_path, "noop", sandbox="bwrap", **missing)
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        "benchkit: sandbox: bubblewrap (bwrap) is not installed"
+    ]
+    assert not (tmp_path / "store" / "runs").exists()
+    auto = _pilot(tiny, tmp_path, "noop", sandbox="auto", **missing)
+    assert auto.returncode == 0, auto.stderr
+    assert "warning: bubblewrap (bwrap) is not installed: arms and checks run without" in (
+        auto.stderr
+    )
+    assert _rows(tmp_path)["noop"]["sandbox"] == "none"
+
+
+@needs_bwrap
+def test_no_arm_outlives_a_sigkilled_benchkit_in_the_sandbox(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    token = f"sleep 47.{os.getpid()}"
+    arm = _arm(tmp_path, "sleepy", f"{token}; echo late > late.txt")
+    argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
+    argv += ["--arm", str(arm), "--store", str(tmp_path / "store"), "--sandbox", "bwrap"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not _pgrep(token) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _pgrep(token), "the arm did not start"
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 5
+        while _pgrep(token) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _pgrep(token) == []  # gone with benchkit, before any command recovers it
+    finally:
+        for pid in _pgrep(token):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _pgrep(pattern: str) -> list[int]:
+    done = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
+    return [int(p) for p in done.stdout.split() if int(p) != os.getpid()]
+
+
+def test_recovery_stops_only_the_process_that_started_then(tmp_path: Path) -> None:
+    sleeper = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        started = process_start(sleeper.pid)
+        assert started is not None
+        ledger = tmp_path / "processes"
+        ledger.write_text(f"{sleeper.pid} {started - 1}\n")  # a pid reused since: not ours
+        assert stop_processes(ledger, "run-1") == 0
+        assert sleeper.poll() is None
+        ledger.write_text(f"{sleeper.pid} {started}\n")
+        assert stop_processes(ledger, "run-1") == 1
+        assert sleeper.wait(timeout=5) == -signal.SIGKILL
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            sleeper.kill()
+
+
+CANARY = "CANARY-5e1f0c2d"
+
+LEAK = """\
+printf 'def test_leak():\\n    assert "%s" == ""\\n' "$BK_CANARY" > test_leak.py
+printf 'bin\\000%s' "$BK_CANARY" > blob.bin
+printf 'token = %s\\n' "$BK_CANARY" > settings.txt
+echo "my key is $BK_CANARY"; echo "err $BK_CANARY" >&2
+"""
+
+
+def _holders(root: Path, value: str) -> list[str]:
+    """Every file under root that holds the value: as bytes, in Parquet's cells, and in
+    git's (compressed) objects."""
+    found = []
+    needle = value.encode()
+    for path in root.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            cells = str(pq.read_table(path).to_pylist()) if path.suffix == ".parquet" else ""
+            if needle in path.read_bytes() or value in cells:
+                found.append(str(path))
+        if path.is_dir() and (path / "objects").is_dir() and (path / "HEAD").is_file():
+            objects = subprocess.run(
+                ["git", "--git-dir", str(path), "cat-file", "--batch-all-objects", "--batch"],
+                capture_output=True,
+            ).stdout
+            if needle in objects:
+                found.append(f"{path} (git objects)")
+    return found
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_no_secret_reaches_the_disk(tiny: TinyRepo, tmp_path: Path, sandbox: str) -> None:
+    arm = _arm(tmp_path, "leak", LEAK, '[env]\nsecret = ["BK_CANARY"]\n')
+    done = _pilot(tiny, tmp_path, arm, sandbox=sandbox, BK_CANARY=CANARY)
+    assert done.returncode == 0, done.stderr
+    assert CANARY not in done.stdout + done.stderr
+    row = _rows(tmp_path)[str(arm)]
+    assert row["test_status"] == "fail"  # the check printed it; its log has the mark
+    log = Path(str(row["artifacts"]), "logs", "after-test.log").read_text()
+    assert "[secret]" in log
+    assert row["warnings"] == [
+        "blob.bin: a binary file holding a secret's value, left out of agent.patch"
+    ]
+    patch = _patch(row)
+    assert "+token = [secret]" in patch and "blob.bin" not in patch
+    assert _holders(tmp_path / "store", CANARY) == []
+    assert _holders(cache_dir(), CANARY) == []
+
+
+@needs_root
+def test_a_read_only_store_is_one_line_and_nothing_written(tiny: TinyRepo, tmp_path: Path) -> None:
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(mount)], check=True)
+    try:
+        argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
+        argv += ["--arm", "noop", "--store", str(mount / "store"), "--sandbox", "none"]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 2
+        assert done.stderr.strip().splitlines() == [
+            f"benchkit: {mount / 'store'}: cannot write the store: Read-only file system"
+        ]
+        assert not list(cache_dir().glob("pilots/*"))
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+@needs_root
+def test_a_full_store_marks_the_run_failed_and_leaves_no_temporary_file(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    mount = tmp_path / "small"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(mount)], check=True)
+    try:
+        # The arm's output fills the store's disk (its log is written there).
+        arm = _arm(tmp_path, "chatty", "head -c 2000000 /dev/zero | tr '\\0' 'x'; echo x > n.txt")
+        argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
+        argv += ["--arm", str(arm), "--store", str(mount / "store"), "--sandbox", "none"]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        assert "Traceback" not in done.stderr, done.stderr
+        assert done.returncode in (1, 2), done.stderr
+        [row] = benchkit.runs(mount / "store").to_dicts()
+        assert (row["status"], row["failure_kind"]) == ("failed", "disk")
+        assert str(row["failure_detail"]).startswith("no space left on ")
+        assert not [p for p in (mount / "store").rglob("*") if p.name.endswith(".tmp")]
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+    shutil.rmtree(mount, ignore_errors=True)
