@@ -43,7 +43,7 @@ def stage(bench_name: str, scratch: Path, n: int) -> tuple[float, bool]:
         seconds = time.perf_counter() - started
         remove(instance)
     finally:
-        remove_worktree(repo.mirror, worktree)
+        remove_worktree(worktree)
     return seconds, not built.reused
 
 
