@@ -17,7 +17,10 @@ from benchkit.bench.find import find_bench
 from benchkit.run.launch import run_pilots
 from benchkit.store.records import PilotSpec
 from benchkit.workspace.environment import EnvironmentWarning, cached, envs_dir, uv
+from benchkit.workspace.sandbox import bwrap_problem
 from tests.conftest import make_repo, sh_git, write_files
+
+NO_BWRAP = bwrap_problem()
 
 OWN = Path(sys.prefix)  # benchkit's own virtualenv, in which these tests run
 
@@ -202,6 +205,7 @@ def test_a_failing_environment_is_the_benchs_failure_and_others_go_on(tmp_path: 
 
 
 def test_a_pilot_never_changes_the_cached_environment(tmp_path: Path) -> None:
+    # Outside the sandbox: a check may write into its pilot's copy, never the cache.
     planted = "import pathlib, sysconfig; p = pathlib.Path(sysconfig.get_path('purelib'))"
     bench = _bench(tmp_path, VENV)
     text = (bench / "bench.toml").read_text()
@@ -211,7 +215,7 @@ def test_a_pilot_never_changes_the_cached_environment(tmp_path: Path) -> None:
         + json.dumps(f"{planted}; (p / 'planted.py').write_text('x = 1')")
         + "]\n"
     )
-    [run] = benchkit.pilot(str(bench), arm="noop", store=tmp_path / "store")
+    [run] = benchkit.pilot(str(bench), arm="noop", store=tmp_path / "store", sandbox="none")
     assert {c.check: c.status for c in run.checks if c.phase == "after"}["plant"] == "ok"
     [env] = cached()
     assert not list(env.path.rglob("planted.py"))  # the pilot wrote into its own copy
@@ -228,7 +232,7 @@ def test_a_pilot_never_changes_the_cached_environment(tmp_path: Path) -> None:
     )
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        [run] = benchkit.pilot(str(bench), arm="noop", store=tmp_path / "store")
+        [run] = benchkit.pilot(str(bench), arm="noop", store=tmp_path / "store", sandbox="none")
     tampered = run.after("tamper")
     assert tampered is not None
     if os.geteuid() != 0:
@@ -237,10 +241,34 @@ def test_a_pilot_never_changes_the_cached_environment(tmp_path: Path) -> None:
     else:
         assert [w for w in seen if issubclass(w.category, EnvironmentWarning)]
         assert cached() == []  # dropped: the next pilot builds it again
-    [run] = benchkit.pilot(str(bench), arm="noop", checks=["test"], store=tmp_path / "store")
+    [run] = benchkit.pilot(
+        str(bench), arm="noop", checks=["test"], store=tmp_path / "store", sandbox="none"
+    )
     assert run.gate is not None and run.gate.verdict == "pass"
     [again] = cached()
     init = next(again.path.rglob("site-packages/pytest/__init__.py")).read_text()
+    assert "TAMPERED" not in init
+
+
+@pytest.mark.skipif(NO_BWRAP is not None, reason=f"no sandbox here: {NO_BWRAP}")
+def test_in_the_sandbox_a_check_cannot_write_its_environment(tmp_path: Path) -> None:
+    bench = _bench(tmp_path, VENV)
+    text = (bench / "bench.toml").read_text()
+    (bench / "bench.toml").write_text(
+        text
+        + '\n[[checks]]\nname = "tamper"\ncommand = ["python", "-c", '
+        + json.dumps(
+            "import pytest, pathlib; "
+            "pathlib.Path(pytest.__file__).open('a').write('\\nTAMPERED = 1\\n')"
+        )
+        + "]\n"
+    )
+    [run] = benchkit.pilot(str(bench), arm="noop", store=tmp_path / "store", sandbox="bwrap")
+    tampered = run.after("tamper")
+    assert tampered is not None and tampered.status == "fail"  # a read-only file system
+    assert "Read-only file system" in Path(tampered.log_path).read_text()
+    [env] = cached()  # as built: kept
+    init = next(env.path.rglob("site-packages/pytest/__init__.py")).read_text()
     assert "TAMPERED" not in init
 
 

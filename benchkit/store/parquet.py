@@ -7,6 +7,7 @@ are written before its `runs` row, which is what makes the run visible.
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 import warnings
@@ -47,21 +48,32 @@ def store_path(store: Path | str | None = None) -> Path:
 
 
 def writable_store(store: Path | str | None = None) -> Path:
-    """The store folder, made if missing and checked writable (a read-only mount, a
-    folder benchkit may not write, a full disk): raises `StoreError` before anything
-    is written."""
+    """The store folder, checked writable (not on a read-only mount, not a folder
+    benchkit may not write, not on a full disk) without making it: raises `StoreError`
+    before anything is written."""
     path = store_path(store)
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        handle, probe = tempfile.mkstemp(prefix=".benchkit-probe.", dir=path)
-        try:
-            os.write(handle, b"benchkit")
-        finally:
-            os.close(handle)
-            Path(probe).unlink(missing_ok=True)
+        if path.is_dir():
+            handle, probe = tempfile.mkstemp(prefix=".benchkit-probe.", dir=path)
+            try:
+                os.write(handle, b"benchkit")
+            finally:
+                os.close(handle)
+                Path(probe).unlink(missing_ok=True)
+            return path
+        parent = next(p for p in path.absolute().parents if p.exists())
+        if not parent.is_dir():
+            raise StoreError(path, "", f"cannot make the store: {parent} is not a folder")
+        if not os.access(parent, os.W_OK | os.X_OK):  # EROFS too, even for root
+            raise OSError(errno.EROFS if _read_only(parent) else errno.EACCES, "")
     except OSError as exc:
-        raise StoreError(path, "", f"cannot write the store: {exc.strerror}") from None
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise StoreError(path, "", f"cannot write the store: {reason}") from None
     return path
+
+
+def _read_only(folder: Path) -> bool:
+    return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
 
 
 def checked_rows(table: str, rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
