@@ -149,7 +149,9 @@ def pilot(
         if run.worktree:
             click.echo(f"  worktree kept: {run.worktree}", err=True)
         if run.status != "ok":
-            click.echo(f"  {run.failure_detail}; logs: {run.artifacts}/logs", err=True)
+            logs = Path(run.artifacts, "logs")
+            where = f"; logs: {logs}" if logs.is_dir() else ""
+            click.echo(f"  {run.failure_detail}{where}", err=True)
         for warning in run.warnings:
             click.echo(f"  warning: {warning}", err=True)
         for check in run.checks:
@@ -231,6 +233,9 @@ def compare(by: str, bench: str | None, store: Path | None) -> None:
 def plot(kind: str, out: Path, bench: str | None, store: Path | None) -> None:
     """Save one plot of the runs (a .png, .svg or .pdf)."""
     figure = benchkit.plot(kind, benchkit.runs(store, bench=bench))
+    kinds = figure.canvas.get_supported_filetypes()
+    if out.suffix.lstrip(".").lower() not in kinds:
+        raise UsageError(out, "--out", f"not an image file name (.{', .'.join(sorted(kinds))})")
     try:
         figure.savefig(out, dpi=120)
     except OSError as exc:

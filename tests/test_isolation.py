@@ -227,15 +227,34 @@ def test_sandbox_bwrap_where_it_cannot_run_is_one_line(tiny: TinyRepo, tmp_path:
     refused = _pilot(tiny, tmp_path, "noop", sandbox="bwrap", **missing)
     assert refused.returncode == 2
     assert refused.stderr.strip().splitlines() == [
-        "benchkit: sandbox: bubblewrap (bwrap) is not installed"
+        f"benchkit: sandbox: BENCHKIT_BWRAP: {tmp_path / 'no-bwrap'}: no such program"
     ]
     assert not (tmp_path / "store" / "runs").exists()
     auto = _pilot(tiny, tmp_path, "noop", sandbox="auto", **missing)
     assert auto.returncode == 0, auto.stderr
-    assert "warning: bubblewrap (bwrap) is not installed: arms and checks run without" in (
-        auto.stderr
-    )
+    assert "no such program: arms and checks run without a sandbox" in auto.stderr
     assert _rows(tmp_path)["noop"]["sandbox"] == "none"
+
+
+@pytest.mark.parametrize(
+    ("where", "text"),
+    [("bench", '\n[sandbox]\nnetwork = "yes"\n'), ("arm", 'network = "no"\n')],
+)
+def test_a_network_that_is_not_true_or_false_is_refused(
+    tiny: TinyRepo, tmp_path: Path, where: str, text: str
+) -> None:
+    # pydantic's lax bool took "yes" as true: a typo gave the checks the network.
+    arm: str | Path = "noop"
+    if where == "bench":
+        tiny.bench_file.write_text(tiny.bench_file.read_text() + text)
+    else:
+        arm = _arm(tmp_path, "netno", "true", text)
+    done = _pilot(tiny, tmp_path, arm)
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    field = "sandbox.network" if where == "bench" else "network"
+    assert f": {field}: " in line and "valid boolean" in line
+    assert not (tmp_path / "store" / "runs").exists()
 
 
 @needs_bwrap

@@ -206,3 +206,8 @@ def test_a_plot_of_no_runs_or_to_no_folder_is_one_line(tmp_path: Path) -> None:
     done = _cli("plot", "wall", "--out", str(out), store=tmp_path / "s")
     assert done.returncode == 2 and done.stderr.startswith(f"benchkit: {out}: --out: ")
     assert len(done.stderr.splitlines()) == 1
+    text = tmp_path / "w.txt"  # a name matplotlib cannot save: was a traceback
+    done = _cli("plot", "wall", "--out", str(text), store=tmp_path / "s")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"benchkit: {text}: --out: not an image file name (")
+    assert len(done.stderr.splitlines()) == 1 and not text.exists()

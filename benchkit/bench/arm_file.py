@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 
 from benchkit.bench.files import NAME, Strict, validated
 from benchkit.errors import ArmError
@@ -104,7 +104,7 @@ class ArmFile(Strict):
     command: str | list[str]
     timeout: Annotated[float, Field(gt=0)] = 1800.0
     grace: Annotated[float, Field(ge=0)] = 10.0
-    network: bool = True  # in the sandbox: false gives the tool no network
+    network: StrictBool = True  # in the sandbox: false gives the tool no network
     vars: dict[str, str] = Field(default_factory=dict)
     env: ArmEnv = Field(default_factory=ArmEnv)
     executors: dict[str, Executor] = Field(default_factory=dict)

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from benchkit.bench.files import NAME, Strict, validated
 from benchkit.errors import BenchError
@@ -140,7 +140,7 @@ class Sites(Strict):
 class Sandbox(Strict):
     """What the bench's checks may do in the sandbox."""
 
-    network: bool = False  # checks run with no network unless the bench says so
+    network: StrictBool = False  # checks run with no network unless the bench says so
 
 
 class Environment(Strict):

@@ -457,7 +457,7 @@ def _finish(pilot: _Pilot, keep: bool, stage: Callable[[str], None]) -> Run:
         if exc.errno != errno.ENOSPC:
             raise
         shutil.rmtree(pilot.artifacts, ignore_errors=True)
-        detail = f"{_no_space(exc)}; its logs were removed to record the run"
+        detail = f"no space left on {pilot.store}; its logs were removed to record the run"
         run = replace(run, status="failed", failure_kind="disk", failure_detail=detail)
         write_run(pilot.store, run)
     stage("cleanup")

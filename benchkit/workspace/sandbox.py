@@ -46,6 +46,9 @@ def bwrap() -> str | None:
 def bwrap_problem() -> str | None:
     """Why bubblewrap cannot make a sandbox on this machine, or None when it can."""
     exe = bwrap()
+    given = os.environ.get("BENCHKIT_BWRAP")
+    if exe is None and given:
+        return f"BENCHKIT_BWRAP: {given}: no such program"
     if exe is None:
         return "bubblewrap (bwrap) is not installed"
     done = subprocess.run(
