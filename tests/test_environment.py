@@ -204,6 +204,19 @@ def test_a_failing_environment_is_the_benchs_failure_and_others_go_on(tmp_path: 
     assert good_run.gate.verdict == "pass"
 
 
+def _with_tamper_check(bench: Path, text: str) -> None:
+    """The bench's file `text`, with a check that appends to its environment's pytest."""
+    (bench / "bench.toml").write_text(
+        text
+        + '\n[[checks]]\nname = "tamper"\ncommand = ["python", "-c", '
+        + json.dumps(
+            "import pytest, pathlib; "
+            "pathlib.Path(pytest.__file__).open('a').write('\\nTAMPERED = 1\\n')"
+        )
+        + "]\n"
+    )
+
+
 def test_a_pilot_never_changes_the_cached_environment(tmp_path: Path) -> None:
     # Outside the sandbox: a check may write into its pilot's copy, never the cache.
     planted = "import pathlib, sysconfig; p = pathlib.Path(sysconfig.get_path('purelib'))"
@@ -221,15 +234,7 @@ def test_a_pilot_never_changes_the_cached_environment(tmp_path: Path) -> None:
     assert not list(env.path.rglob("planted.py"))  # the pilot wrote into its own copy
     # A check that writes into a file in place: refused by the file's mode, or (as
     # root, who ignores modes) found afterwards, and the cached environment dropped.
-    (bench / "bench.toml").write_text(
-        text
-        + '\n[[checks]]\nname = "tamper"\ncommand = ["python", "-c", '
-        + json.dumps(
-            "import pytest, pathlib; "
-            "pathlib.Path(pytest.__file__).open('a').write('\\nTAMPERED = 1\\n')"
-        )
-        + "]\n"
-    )
+    _with_tamper_check(bench, text)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         [run] = benchkit.pilot(str(bench), arm="noop", store=tmp_path / "store", sandbox="none")
@@ -254,15 +259,7 @@ def test_a_pilot_never_changes_the_cached_environment(tmp_path: Path) -> None:
 def test_in_the_sandbox_a_check_cannot_write_its_environment(tmp_path: Path) -> None:
     bench = _bench(tmp_path, VENV)
     text = (bench / "bench.toml").read_text()
-    (bench / "bench.toml").write_text(
-        text
-        + '\n[[checks]]\nname = "tamper"\ncommand = ["python", "-c", '
-        + json.dumps(
-            "import pytest, pathlib; "
-            "pathlib.Path(pytest.__file__).open('a').write('\\nTAMPERED = 1\\n')"
-        )
-        + "]\n"
-    )
+    _with_tamper_check(bench, text)
     [run] = benchkit.pilot(str(bench), arm="noop", store=tmp_path / "store", sandbox="bwrap")
     tampered = run.after("tamper")
     assert tampered is not None and tampered.status == "fail"  # a read-only file system

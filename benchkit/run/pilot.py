@@ -462,12 +462,12 @@ def _finish(pilot: _Pilot, keep: bool, stage: Callable[[str], None]) -> Run:
         write_run(pilot.store, run)
     stage("cleanup")
     remove(pilot.instance)
-    kept = pilot.worktree if keep else None
-    for part in pilot.folder.iterdir() if pilot.folder.is_dir() else ():
-        if part != kept:
-            remove_tree(part)
-    if kept is None:
+    if not keep:
         remove_tree(pilot.folder)
+    elif pilot.folder.is_dir():
+        for part in pilot.folder.iterdir():
+            if part != pilot.worktree:
+                remove_tree(part)
     return run
 
 

@@ -52,28 +52,25 @@ def writable_store(store: Path | str | None = None) -> Path:
     benchkit may not write, not on a full disk) without making it: raises `StoreError`
     before anything is written."""
     path = store_path(store)
-    try:
-        if path.is_dir():
+    if path.is_dir():
+        try:
             handle, probe = tempfile.mkstemp(prefix=".benchkit-probe.", dir=path)
             try:
                 os.write(handle, b"benchkit")
             finally:
                 os.close(handle)
                 Path(probe).unlink(missing_ok=True)
-            return path
-        parent = next(p for p in path.absolute().parents if p.exists())
-        if not parent.is_dir():
-            raise StoreError(path, "", f"cannot make the store: {parent} is not a folder")
-        if not os.access(parent, os.W_OK | os.X_OK):  # EROFS too, even for root
-            raise OSError(errno.EROFS if _read_only(parent) else errno.EACCES, "")
-    except OSError as exc:
-        reason = os.strerror(exc.errno) if exc.errno else str(exc)
-        raise StoreError(path, "", f"cannot write the store: {reason}") from None
+        except OSError as exc:
+            raise StoreError(path, "", f"cannot write the store: {exc.strerror}") from None
+        return path
+    parent = next(p for p in path.absolute().parents if p.exists())
+    if not parent.is_dir():
+        raise StoreError(path, "", f"cannot make the store: {parent} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):  # root too, on a read-only mount
+        read_only = os.statvfs(parent).f_flag & os.ST_RDONLY
+        reason = os.strerror(errno.EROFS if read_only else errno.EACCES)
+        raise StoreError(path, "", f"cannot write the store: {reason}")
     return path
-
-
-def _read_only(folder: Path) -> bool:
-    return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
 
 
 def checked_rows(table: str, rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:

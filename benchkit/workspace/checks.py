@@ -204,9 +204,10 @@ def run_check(
 def run_checks(
     bench: Bench, *, phase: Phase, instance: Instance, logs: Path, confinement: Confinement = OPEN
 ) -> tuple[CheckRun, ...]:
-    confined = confinement
     return tuple(
-        run_check(c, phase=phase, bench=bench, instance=instance, logs=logs, confinement=confined)
+        run_check(
+            c, phase=phase, bench=bench, instance=instance, logs=logs, confinement=confinement
+        )
         for c in bench.file.checks
     )
 

@@ -36,20 +36,20 @@ PILOT_MARK = "BENCHKIT_RUN"  # in every command's environment: the run it belong
 _PROBE = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid"]
 
 
+@cache
 def bwrap() -> str | None:
     """The bubblewrap program: `$BENCHKIT_BWRAP`, else `bwrap` on PATH."""
-    given = os.environ.get("BENCHKIT_BWRAP")
-    return shutil.which(given) if given else shutil.which("bwrap")
+    return shutil.which(os.environ.get("BENCHKIT_BWRAP") or "bwrap")
 
 
 @cache
 def bwrap_problem() -> str | None:
     """Why bubblewrap cannot make a sandbox on this machine, or None when it can."""
     exe = bwrap()
-    given = os.environ.get("BENCHKIT_BWRAP")
-    if exe is None and given:
-        return f"BENCHKIT_BWRAP: {given}: no such program"
     if exe is None:
+        given = os.environ.get("BENCHKIT_BWRAP")
+        if given:
+            return f"BENCHKIT_BWRAP: {given}: no such program"
         return "bubblewrap (bwrap) is not installed"
     done = subprocess.run(
         [exe, *_PROBE, "--die-with-parent", "--", "true"],
