@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 import benchkit
-from benchkit.analysis.text import line, table, tests_block
+from benchkit.analysis.text import SPEC_COLUMNS, line, table, tests_block
 from benchkit.errors import BenchkitError, UsageError
 from benchkit.workspace.proc import Terminated, interrupts
 
@@ -86,7 +86,14 @@ def main() -> None:
 
 
 @main.command()
-@click.option("--bench", default="demo", show_default=True, help="Bundled name or path.")
+@click.option(
+    "--bench",
+    "benches",
+    multiple=True,
+    default=["demo"],
+    show_default=True,
+    help="Bundled name or path; repeatable.",
+)
 @click.option(
     "--arm",
     "arms",
@@ -95,8 +102,13 @@ def main() -> None:
     show_default=True,
     help="noop, human, replay:<name or path>, an arm file's name or path; repeatable.",
 )
-@click.option("--executor", default="", help="Executor label [default: the arm's own].")
-@click.option("--model", default="", help="Model name handed to the arm.")
+@click.option(
+    "--executor",
+    "executors",
+    multiple=True,
+    help="Executor label [default: the arm's own]; repeatable.",
+)
+@click.option("--model", "models", multiple=True, help="Model name handed to the arm; repeatable.")
 @click.option("--max-cost", type=float, default=None, help="Budget cap in USD.")
 @click.option("--trials", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option(
@@ -121,10 +133,10 @@ def main() -> None:
     help="Run arms and checks in bubblewrap (auto: when it works here).",
 )
 def pilot(
-    bench: str,
+    benches: tuple[str, ...],
     arms: tuple[str, ...],
-    executor: str,
-    model: str,
+    executors: tuple[str, ...],
+    models: tuple[str, ...],
     max_cost: float | None,
     trials: int,
     flake_reruns: int,
@@ -135,9 +147,13 @@ def pilot(
     refresh_baseline: bool,
     sandbox: str,
 ) -> None:
-    """Run pilots, record them, and print one line per run and a table."""
+    """Run pilots, record them, and print one line per run and a table. Several
+    benches, arms, executors and models run as a matrix: every one with every other."""
 
     from benchkit.store.rows import run_row  # pyarrow: loaded by the commands that write
+
+    given = {"bench": benches, "executor": executors, "model": models}
+    show = [c for c in SPEC_COLUMNS if len(set(given[c])) > 1]  # what tells the runs apart
 
     def progress(label: str, stage: str) -> None:
         if stage == "prepare":
@@ -145,7 +161,7 @@ def pilot(
         click.echo(f" {stage}", nl=stage == "cleanup", err=True)
 
     def done(run: Run) -> None:
-        click.echo(line(run_row(run)))
+        click.echo(line(run_row(run), show))
         if run.worktree:
             click.echo(f"  worktree kept: {run.worktree}", err=True)
         if run.status != "ok":
@@ -161,10 +177,10 @@ def pilot(
     try:
         with interrupts():
             runs = benchkit.pilot(
-                bench,
+                list(benches),
                 arm=list(arms),
-                executor=executor,
-                model=model,
+                executor=list(executors),
+                model=list(models),
                 max_cost=max_cost,
                 trials=trials,
                 flake_reruns=flake_reruns,

@@ -74,3 +74,38 @@ def test_public_face() -> None:
     assert benchkit.__all__ == sorted(benchkit.__all__)
     for name in benchkit.__all__:
         assert hasattr(benchkit, name), name
+
+
+def test_pilot_runs_a_matrix_in_one_call(tiny: TinyRepo, tmp_path: Path) -> None:
+    other = tmp_path / "bench2"
+    other.mkdir()
+    text = tiny.bench_file.read_text().replace('name = "tiny"', 'name = "tiny2"')
+    (other / "bench.toml").write_text(text)
+    args = ["--bench", str(tiny.bench_dir), "--bench", str(other), "--arm", "human"]
+    args += ["--arm", "noop", "--model", "m1", "--model", "m2"]
+    done = _benchkit("pilot", *args, store=tmp_path / "s")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    names = [line.split(":")[0] for line in lines[:8]]
+    assert names == [
+        f"{bench} {arm} {model} #1"
+        for bench in ("tiny", "tiny2")
+        for arm in ("human", "noop")
+        for model in ("m1", "m2")
+    ]
+    assert lines[9].split()[:6] == ["run_id", "bench", "arm", "model", "trial", "status"]
+    assert "tiny2 noop m2 #1: prepare environment baseline" in done.stderr
+    runs = benchkit.runs(tmp_path / "s")
+    keys = set(runs.select("bench", "arm", "model", "trial").iter_rows())
+    assert keys == {
+        (b, a, m, 1) for b in ("tiny", "tiny2") for a in ("human", "noop") for m in ("m1", "m2")
+    }
+    covered = {(r["bench"], r["arm"]): r["sites_covered"] for r in runs.to_dicts()}
+    assert covered[("tiny2", "human")] == covered[("tiny", "human")] == 2
+
+
+def test_the_api_takes_lists_for_a_matrix(tiny: TinyRepo, tmp_path: Path) -> None:
+    runs = benchkit.pilot(
+        tiny.bench_dir, arm="noop", model=["a", "b"], trials=2, store=tmp_path / "s"
+    )
+    assert [(r.spec.model, r.spec.trial) for r in runs] == [("a", 1), ("a", 2), ("b", 1), ("b", 2)]

@@ -33,13 +33,31 @@ def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
+SPEC_COLUMNS = ("bench", "executor", "model")  # besides the arm and trial, of a matrix
+
+
+def varying(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The columns of `SPEC_COLUMNS` whose value differs between the rows: what tells
+    the pilots of a matrix apart."""
+    return [c for c in SPEC_COLUMNS if len({r.get(c) for r in rows}) > 1]
+
+
+def name(row: Mapping[str, Any], show: Sequence[str] = ()) -> str:
+    """A pilot's name: `human #1`, or `tiny human sonnet #1` with bench and model shown."""
+    parts = [row.get(c) for c in ("bench", "arm", "executor", "model") if c == "arm" or c in show]
+    return f"{' '.join(map(str, parts))} #{row.get('trial')}"
+
+
 def columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     checks: list[str] = []
     for row in rows:
         checks += [c for c in check_names(row) if c not in checks]
+    shown = varying(rows)
     return [
         "run_id",
+        *(["bench"] if "bench" in shown else []),
         "arm",
+        *(c for c in ("executor", "model") if c in shown),
         "trial",
         "status",
         *checks,
@@ -56,6 +74,7 @@ def columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def cells(row: Mapping[str, Any], header: Sequence[str]) -> list[str]:
     fixed = {
+        **{c: str(row.get(c, "")) for c in SPEC_COLUMNS},
         "run_id": str(row.get("run_id", "")),
         "arm": str(row.get("arm", "")),
         "trial": str(row.get("trial", "")),
@@ -85,15 +104,16 @@ def table(rows: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
-def line(row: Mapping[str, Any]) -> str:
-    """One run on one line: status, checks, covered/total, unrelated, wall."""
+def line(row: Mapping[str, Any], show: Sequence[str] = ()) -> str:
+    """One run on one line: its name (with the `show` columns), status, checks,
+    covered/total, unrelated, wall."""
     checks = " ".join(f"{c}={_check_cell(row, c)}" for c in check_names(row))
     status = cells(row, ["status"])[0]
     gate = f"gate={row['test_verdict']}  " if row.get("test_verdict") else ""
     if row.get("cost_usd") is not None:
         gate += f"cost {_cost(row['cost_usd'])}  "
     return (
-        f"{row.get('arm')} #{row.get('trial')}: {status}  {checks}  {gate}"
+        f"{name(row, show)}: {status}  {checks}  {gate}"
         f"covered {row.get('sites_covered')}/{row.get('sites_total')}  "
         f"matched {row.get('sites_matched')}  unrelated {row.get('sites_unrelated')}  "
         f"wall {row.get('wall_s') or 0:.1f}s"
@@ -136,9 +156,9 @@ def tests_block(rows: Sequence[Mapping[str, Any]]) -> str:
     judged = [r for r in rows if r.get("test_verdict")]
     if not judged:
         return ""
-    width = max(len(str(r.get("arm"))) + len(str(r.get("trial"))) + 2 for r in judged)
+    show = varying(judged)
+    width = max(len(name(r, show)) for r in judged)
     lines = ["tests, by the gate:"]
     for r in judged:
-        name = f"{r.get('arm')} #{r.get('trial')}"
-        lines.append(f"  {name:<{width}}  {r['test_verdict']:<10}  {gate_findings(r)}")
+        lines.append(f"  {name(r, show):<{width}}  {r['test_verdict']:<10}  {gate_findings(r)}")
     return "\n".join(lines)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from itertools import product
 from pathlib import Path
 
 from benchkit.errors import UsageError
@@ -20,32 +21,40 @@ from benchkit.store.parquet import writable_store
 from benchkit.store.records import PilotSpec, Run
 
 
+def _each(value: str | Path | Sequence[str | Path]) -> list[str]:
+    """One value or several, as a list; none given is the one empty value."""
+    values = [value] if isinstance(value, str | Path) else list(value)
+    return [str(v) for v in values] or [""]
+
+
 def pilot_specs(
-    bench: str,
+    bench: str | Path | Sequence[str | Path],
     arms: list[str],
     *,
-    executor: str = "",
-    model: str = "",
+    executor: str | Sequence[str] = "",
+    model: str | Sequence[str] = "",
     max_cost: float | None = None,
     trials: int = 1,
     flake_reruns: int = 1,
     arm_vars: tuple[tuple[str, str], ...] = (),
     checks: tuple[str, ...] = (),
 ) -> list[PilotSpec]:
+    """The matrix: every bench, arm, executor, model and trial, crossed, in that order."""
     return [
         PilotSpec(
-            bench=bench,
+            bench=one_bench,
             arm=arm,
-            executor=executor,
-            model=model,
+            executor=one_executor,
+            model=one_model,
             max_cost=max_cost,
             trial=trial,
             flake_reruns=flake_reruns,
             arm_vars=arm_vars,
             checks=checks,
         )
-        for arm in arms
-        for trial in range(1, trials + 1)
+        for one_bench, arm, one_executor, one_model, trial in product(
+            _each(bench), arms, _each(executor), _each(model), range(1, trials + 1)
+        )
     ]
 
 
@@ -70,11 +79,11 @@ def run_pilots(
 
 
 def pilot(
-    bench: str | Path = "demo",
+    bench: str | Path | Sequence[str | Path] = "demo",
     arm: str | Sequence[str] = "noop",
     *,
-    executor: str = "",
-    model: str = "",
+    executor: str | Sequence[str] = "",
+    model: str | Sequence[str] = "",
     max_cost: float | None = None,
     trials: int = 1,
     flake_reruns: int = 1,
@@ -89,6 +98,8 @@ def pilot(
 ) -> list[Run]:
     """Run (bench, arm, executor, model, max_cost, trial) pilots, record each, and
     return their records (which `bk.compare` and `bk.evidence` take as they are).
+    `bench`, `arm`, `executor` and `model` take one value or a list: the pilots are
+    their product, times `trials`.
     `refresh_baseline` runs the checks at base again instead of reading the cache.
     `sandbox`: `bwrap` runs arms and checks in bubblewrap, `none` as they are, `auto`
     (the default) in bubblewrap when it works here, with a warning when it does not."""
@@ -100,7 +111,7 @@ def pilot(
             "max_cost", "", f"must be a finite amount of USD, 0 or more, not {max_cost}"
         )
     specs = pilot_specs(
-        str(bench),
+        bench,
         [arm] if isinstance(arm, str) else list(arm),
         executor=executor,
         model=model,

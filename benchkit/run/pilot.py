@@ -396,7 +396,8 @@ def execute_plan(
     pilot.logs.mkdir(parents=True, exist_ok=True)
     with deferred_interrupts():
         write_run_row(store, _record(pilot, None, keep))
-    label = f"{p.bench.name} {p.spec.arm} #{p.spec.trial}"
+    model = f" {p.spec.model}" if p.spec.model else ""
+    label = f"{p.bench.name} {p.spec.arm}{model} #{p.spec.trial}"
 
     def stage(name: str) -> None:
         if on_stage is not None:
