@@ -15,6 +15,7 @@ import benchkit
 from benchkit.analysis.text import SPEC_COLUMNS, line, table, tests_block
 from benchkit.errors import BenchkitError, UsageError
 from benchkit.workspace.proc import Terminated, interrupts
+from benchkit.workspace.sandbox import CHOICES as SANDBOXES
 
 if TYPE_CHECKING:
     from benchkit.store.records import Run
@@ -126,8 +127,15 @@ def main() -> None:
     "--refresh-baseline", is_flag=True, help="Run the checks at base again, not from the cache."
 )
 @click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Pilots at a time, each in a worker process.",
+)
+@click.option(
     "--sandbox",
-    type=click.Choice(["auto", "bwrap", "none"]),
+    type=click.Choice(SANDBOXES),
     default="auto",
     show_default=True,
     help="Run arms and checks in bubblewrap (auto: when it works here).",
@@ -145,6 +153,7 @@ def pilot(
     store: Path | None,
     keep: bool,
     refresh_baseline: bool,
+    jobs: int,
     sandbox: str,
 ) -> None:
     """Run pilots, record them, and print one line per run and a table. Several
@@ -190,6 +199,7 @@ def pilot(
                 keep=keep,
                 refresh_baseline=refresh_baseline,
                 sandbox=sandbox,
+                jobs=jobs,
                 on_stage=progress,
                 on_run=done,
             )

@@ -191,6 +191,7 @@ def test_a_version_1_store_loads_through_the_upgrade() -> None:
     assert runs["cost_usd"].to_list() == [None, None]
     assert runs["warnings"].to_list() == [[], []]  # version 4: none kept before
     assert runs["sandbox"].to_list() == [None, None]  # unknown, not "none"
+    assert runs["launcher"].to_list() == [None, None]
     assert runs.select("arm", "sites_covered").rows() == [("human", 15), ("replay:agent-a", 7)]
     assert benchkit.table("sites", store).height == 30
     compare(runs)  # the analysis runs on old records as on new

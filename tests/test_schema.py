@@ -123,6 +123,7 @@ def a_full_run() -> Run:
         owner=Owner(pid=1, host="h", process_start=2),
         resolved=False,
         sandbox="bwrap",
+        launcher="processes",
         warnings=("blob.bin: a binary file holding a secret's value, left out",),
         origin="pilot",
         check_names=("test",),

@@ -19,6 +19,7 @@ from benchkit.store.parquet import read_file, write_table
 from benchkit.store.records import CheckResult, TestRecord
 from benchkit.store.rows import check_from_row, check_rows, test_from_row, test_rows
 from benchkit.store.schema import table_schema
+from benchkit.workspace.cache import locked
 from benchkit.workspace.checks import Confinement, run_checks
 from benchkit.workspace.environment import (
     Environment,
@@ -122,13 +123,30 @@ def establish(
     sandbox: Sandbox | None = None,
 ) -> Baseline:
     """The baseline from the cache (unless `refresh`), or by running the checks in a
-    worktree at base, in an instance of the environment of its own. Raises
-    `EnvironmentFailure`."""
+    worktree at base, in an instance of the environment of its own: once per key, under
+    a lock, however many pilots in parallel want it. Raises `EnvironmentFailure`."""
     key = baseline_key(bench, repo.base_sha, environment)
     test_check = bench.file.tests.check if bench.file.tests else None
     cached = None if refresh else load(store, key, test_check)
     if cached is not None:
         return cached
+    with locked(_folder(store) / key):
+        cached = None if refresh else load(store, key, test_check)  # run meanwhile?
+        if cached is not None:
+            return cached
+        return _run_at_base(bench, repo, environment, store, key, worktree, sandbox)
+
+
+def _run_at_base(
+    bench: Bench,
+    repo: Repository,
+    environment: Environment,
+    store: Path,
+    key: str,
+    worktree: Path,
+    sandbox: Sandbox | None,
+) -> Baseline:
+    test_check = bench.file.tests.check if bench.file.tests else None
     logs = store / "artifacts" / "baselines" / key
     logs.mkdir(parents=True, exist_ok=True)
     add_worktree(repo.mirror, repo.base_sha, worktree)

@@ -30,6 +30,7 @@ from benchkit.store.parquet import write_run, write_run_row
 from benchkit.store.records import (
     CheckResult,
     EnvironmentUsed,
+    Launcher,
     Owner,
     Run,
     RunStatus,
@@ -142,6 +143,7 @@ class _Pilot:
     tree: str
     store: Path
     owner: Owner
+    launcher: Launcher
     status: RunStatus = "failed"
     outcome: ArmOutcome = NOT_RUN
     checks: list[CheckResult] = field(default_factory=list)
@@ -359,6 +361,7 @@ def _record(pilot: _Pilot, coverage: Coverage | None, keep: bool) -> Run:
         ),
         sandbox=p.sandbox,
         warnings=tuple(pilot.warnings),
+        launcher=pilot.launcher,
     )
 
 
@@ -367,10 +370,12 @@ def execute_plan(
     store: Path,
     *,
     keep: bool = False,
+    launcher: Launcher = "serial",
     on_stage: Stage | None = None,
     on_run: Callable[[Run], None] | None = None,
 ) -> Run:
-    """Run one planned pilot and record it in the store, whatever happens to it.
+    """Run one planned pilot and record it in the store, whatever happens to it; in
+    this process, which the `launcher` started.
 
     An interrupt is recorded as `interrupted`, an error of benchkit's own as `failed`
     (kind `other`); both are raised again once the run is recorded.
@@ -388,6 +393,7 @@ def execute_plan(
         clock=_Clock(),
         tree=p.repository.base_sha,
         store=store,
+        launcher=launcher,
         owner=Owner(
             pid=os.getpid(), host=socket.gethostname(), process_start=process_start(os.getpid())
         ),

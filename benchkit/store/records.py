@@ -18,6 +18,7 @@ from benchkit.gate.verdict import GateResult
 RunStatus = Literal["ok", "failed", "timeout", "interrupted", "crashed", "running"]
 CheckStatus = Literal["ok", "fail", "timeout", "missing"]
 Phase = Literal["base", "after"]
+Launcher = Literal["serial", "processes"]  # what started the process that ran a pilot
 _T = TypeVar("_T")
 
 
@@ -169,6 +170,7 @@ class Run:
     resolved: bool | None = None  # the bench's must_pass and keep_passing passed, no regression
     sandbox: str | None = None  # bwrap or none; None when not run here
     warnings: tuple[str, ...] = ()
+    launcher: Launcher | None = None  # None when not run here
 
     @property
     def wall_s(self) -> float:

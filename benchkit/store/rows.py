@@ -63,6 +63,7 @@ def run_row(run: Run) -> dict[str, Any]:
         "artifacts": run.artifacts,
         "sandbox": run.sandbox,
         "warnings": list(run.warnings),
+        "launcher": run.launcher,
     }
     for stage in ("prepare", "environment", "baseline", "execute", "verify", "score"):
         row[f"{stage}_s"] = run.phases.get(stage)

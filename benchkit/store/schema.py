@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 4  # see benchkit/store/upgrade.py for the history and the steps
+SCHEMA_VERSION = 5  # see benchkit/store/upgrade.py for the history and the steps
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -185,6 +185,12 @@ RUN_COLUMNS: tuple[Column, ...] = (
         name="warnings",
         type=pa.list_(pa.string()),
         doc="What the run left out or could not do (a binary file with a secret, say).",
+    ),
+    Column(
+        name="launcher",
+        type=pa.string(),
+        doc="What ran the pilot: serial (benchkit's own process) or processes (a worker, "
+        "`--jobs`); its worker is `host` and `pid`. Null if not run here.",
     ),
 )
 """The `runs` table; each bench check adds `<check>_status` and `<check>_count`."""

@@ -16,6 +16,7 @@ Version history:
      `failed` counts errored tests too).
   4  runs gain `sandbox` (what the arm and checks ran in; null before) and
      `warnings` (empty before).
+  5  runs gain `launcher` (serial or processes; null before).
 """
 
 from __future__ import annotations
@@ -79,7 +80,11 @@ def _v3_to_v4(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
     return rows.with_columns(changes)
 
 
-STEPS: dict[int, Step] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+def _v4_to_v5(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
+    return rows.with_columns(_bump(4).alias("schema_version"))  # the launcher reads null
+
+
+STEPS: dict[int, Step] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
 
 
 def upgrade(table: str, rows: pl.LazyFrame, oldest: int = 1) -> pl.LazyFrame:

@@ -9,6 +9,7 @@ like Ctrl-C's, so that the run in progress is recorded before benchkit exits.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import shutil
 import signal
@@ -226,14 +227,14 @@ def run(
     return ended(code, not_found=code == 127 and isinstance(command, str))
 
 
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise Terminated()
+
+
 @contextlib.contextmanager
 def interrupts() -> Iterator[None]:
     """SIGTERM raises `Terminated` (a KeyboardInterrupt) while the block runs."""
-
-    def on_sigterm(signum: int, frame: FrameType | None) -> None:
-        raise Terminated()
-
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         yield
     finally:
@@ -317,3 +318,25 @@ def _signal_zero(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+_PR_SET_PDEATHSIG = 1  # prctl(2)
+
+
+_PARENT: list[int] = []  # in a worker: the pid of the benchkit that started it
+
+
+def worker_started(parent: int) -> None:
+    """In a worker process of benchkit's (`parent`): SIGTERM raises `Terminated`, and the
+    worker gets SIGTERM when benchkit dies (Linux), so that a SIGKILLed benchkit leaves
+    no worker, and no arm, running: each records its run as interrupted and stops."""
+    _PARENT[:] = [parent]
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+def orphaned() -> bool:
+    """In a worker: whether the benchkit that started it is gone."""
+    return bool(_PARENT) and os.getppid() != _PARENT[0]

@@ -1,0 +1,126 @@
+"""Pilots in worker processes (`--jobs`): the same records as one after another, the
+base checks once per bench, and nothing left running when benchkit is killed."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import benchkit
+from tests.conftest import TinyRepo
+
+FIGURES = ("sites_covered", "sites_matched", "sites_unrelated", "test_verdict", "lint_status")
+
+
+def _two_benches(tiny: TinyRepo, tmp_path: Path) -> list[str]:
+    other = tmp_path / "bench2"
+    other.mkdir()
+    text = tiny.bench_file.read_text().replace('name = "tiny"', 'name = "tiny2"')
+    (other / "bench.toml").write_text(text)
+    return [str(tiny.bench_dir), str(other)]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "benchkit", "pilot", *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=600)
+
+
+def test_a_matrix_in_two_workers_records_what_one_process_does(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    benches = _two_benches(tiny, tmp_path)
+    matrix = [a for b in benches for a in ("--bench", b)]
+    matrix += ["--arm", "human", "--arm", "noop", "--trials", "2"]
+    done = _cli(*matrix, "--jobs", "2", "--store", str(tmp_path / "jobs"))
+    assert done.returncode == 0, done.stderr
+    assert len([line for line in done.stdout.splitlines() if "#" in line and ": ok" in line]) == 8
+    jobs = benchkit.runs(tmp_path / "jobs")
+    assert jobs.height == 8 and set(jobs["launcher"]) == {"processes"}
+    assert 1 <= jobs["pid"].n_unique() <= 2  # the workers, not benchkit itself
+    ran_at_base = jobs.filter(~jobs["baseline_cached"])["baseline_key"].to_list()
+    assert sorted(ran_at_base) == sorted(set(jobs["baseline_key"]))  # once a key, one waited
+    serial = _cli(*matrix, "--store", str(tmp_path / "serial"))
+    assert serial.returncode == 0, serial.stderr
+    one = benchkit.runs(tmp_path / "serial")
+    assert set(one["launcher"]) == {"serial"}
+    key = ["bench", "arm", "trial"]
+    assert (
+        jobs.sort(key).select(*key, *FIGURES).rows() == one.sort(key).select(*key, *FIGURES).rows()
+    )
+
+
+def _pgrep(pattern: str) -> list[int]:
+    done = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
+    return [int(p) for p in done.stdout.split() if int(p) != os.getpid()]
+
+
+def test_a_sigkilled_benchkit_leaves_no_worker_and_no_arm(tiny: TinyRepo, tmp_path: Path) -> None:
+    token = f"sleep 53.{os.getpid()}"
+    arm = tmp_path / "sleepy.toml"
+    arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 300\n')
+    store = tmp_path / "store"
+    argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
+    argv += ["--arm", str(arm), "--trials", "2", "--jobs", "2", "--sandbox", "none"]
+    proc = subprocess.Popen(
+        [*argv, "--store", str(store)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while len(_pgrep(token)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(_pgrep(token)) >= 2, "the two arms did not start"
+        workers = [int(p) for p in _children(proc.pid)]
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 30
+        while (_pgrep(token) or any(_alive(w) for w in workers)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _pgrep(token) == []
+        assert not [w for w in workers if _alive(w)]
+        runs = benchkit.runs(store)  # each worker recorded its run as it stopped
+        assert sorted(runs["status"]) == ["interrupted", "interrupted"]
+    finally:
+        for pid in _pgrep(token):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _children(pid: int) -> list[str]:
+    return subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_error_of_benchkits_in_one_pilot_never_stops_the_others(
+    tiny: TinyRepo, tmp_path: Path, jobs: str
+) -> None:
+    # Outside the sandbox, an arm can put a file where benchkit keeps the run's logs:
+    # writing the checks' logs then fails in benchkit itself (it stopped the batch).
+    store = tmp_path / "store"
+    logs = f"{store}/artifacts/$BENCHKIT_RUN/logs"
+    arm = tmp_path / "blocker.toml"
+    arm.write_text(f'name = "blocker"\ncommand = "rm -rf {logs} && echo x > {logs}"\n')
+    done = _cli(
+        *("--bench", str(tiny.bench_dir), "--arm", str(arm), "--arm", "noop", "--arm", "human"),
+        *(["--jobs", jobs] if jobs != "1" else []),
+        *("--sandbox", "none", "--store", str(store)),
+    )
+    assert done.returncode == 1 and "Traceback" in done.stderr  # a fault keeps its traceback
+    rows = {r["arm"]: r for r in benchkit.runs(store).to_dicts()}
+    assert (rows[str(arm)]["status"], rows[str(arm)]["failure_kind"]) == ("failed", "other")
+    assert str(rows[str(arm)]["failure_detail"]).startswith("benchkit: ")
+    assert rows["noop"]["status"] == rows["human"]["status"] == "ok"
