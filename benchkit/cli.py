@@ -13,6 +13,7 @@ import click
 
 import benchkit
 from benchkit.analysis.text import SPEC_COLUMNS, line, table, tests_block
+from benchkit.analysis.text import status as status_text
 from benchkit.errors import BenchkitError, UsageError
 from benchkit.workspace.proc import Terminated, interrupts
 from benchkit.workspace.sandbox import CHOICES as SANDBOXES
@@ -223,6 +224,22 @@ def runs(store: Path | None, bench: str | None) -> None:
         click.echo("no runs", err=True)
         return
     _print_runs(frame.to_dicts())
+
+
+@main.command()
+@store_option
+def status(store: Path | None) -> None:
+    """Runs by status, cost so far, and what each running pilot is doing now."""
+    from dataclasses import asdict
+    from datetime import UTC, datetime
+
+    from benchkit.store.heartbeat import read_beats
+    from benchkit.store.parquet import store_path
+
+    benchkit.recover(store)
+    rows = benchkit.runs(store).to_dicts()
+    beats = {k: asdict(b) for k, b in read_beats(store_path(store)).items()}
+    click.echo(status_text(rows, beats, datetime.now(UTC)))
 
 
 @main.command()

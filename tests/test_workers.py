@@ -9,11 +9,14 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 import benchkit
+from benchkit.store.heartbeat import STALE_AFTER_S, Beat, read_beats, write_beat
+from benchkit.store.parquet import update_run
 from tests.conftest import TinyRepo
 
 FIGURES = ("sites_covered", "sites_matched", "sites_unrelated", "test_verdict", "lint_status")
@@ -124,3 +127,82 @@ def test_an_error_of_benchkits_in_one_pilot_never_stops_the_others(
     assert (rows[str(arm)]["status"], rows[str(arm)]["failure_kind"]) == ("failed", "other")
     assert str(rows[str(arm)]["failure_detail"]).startswith("benchkit: ")
     assert rows["noop"]["status"] == rows["human"]["status"] == "ok"
+
+
+def test_status_shows_a_running_pilot_by_its_heartbeat(tiny: TinyRepo, tmp_path: Path) -> None:
+    token = f"sleep 59.{os.getpid()}"
+    arm = tmp_path / "sleepy.toml"
+    arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 300\n')
+    store = tmp_path / "store"
+    env = {**os.environ, "BENCHKIT_HEARTBEAT_S": "0.3", "BENCHKIT_STORE": str(store)}
+    argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
+    proc = subprocess.Popen(
+        [*argv, "--arm", str(arm), "--sandbox", "none"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not _pgrep(token) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        [beat] = read_beats(store).values()
+        time.sleep(1)
+        [later] = read_beats(store).values()
+        assert later.stage == "execute" and later.updated_at > beat.updated_at
+        shown = subprocess.run(
+            [sys.executable, "-m", "benchkit", "status"], env=env, capture_output=True, text=True
+        )
+        assert shown.returncode == 0, shown.stderr
+        lines = shown.stdout.splitlines()
+        assert lines[0] == "1 runs: 1 running"
+        assert lines[2].split()[:5] == [
+            str(arm),
+            "#1",
+            "execute",
+            f"{later.host}:{proc.pid}",
+            "for",
+        ]
+        proc.terminate()
+        assert proc.wait(timeout=60) == 143
+        assert read_beats(store) == {}  # removed once the run was recorded
+        shown = subprocess.run(
+            [sys.executable, "-m", "benchkit", "status"], env=env, capture_output=True, text=True
+        )
+        assert shown.stdout.splitlines()[0] == "1 runs: 1 interrupted"
+    finally:
+        proc.kill()
+        for pid in _pgrep(token):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_run_of_another_host_is_crashed_once_its_heartbeat_stops(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    [run] = benchkit.pilot(tiny.bench_dir, arm="noop", store=store, sandbox="none")
+    update_run(store, run.run_id, {"status": "running", "host": "elsewhere", "pid": 4242})
+    now = datetime.now(UTC)
+
+    def beat(age_s: float) -> Beat:
+        at = (now - timedelta(seconds=age_s)).isoformat()
+        return Beat(
+            run_id=run.run_id,
+            stage="verify",
+            host="elsewhere",
+            pid=4242,
+            started_at=at,
+            updated_at=at,
+        )
+
+    write_beat(store, beat(5))  # alive, on a machine this one cannot see into
+    assert benchkit.recover(store) == []
+    write_beat(store, beat(STALE_AFTER_S + 1))
+    with pytest.warns(UserWarning, match="heartbeat stopped"):
+        assert benchkit.recover(store) == [run.run_id]
+    [row] = benchkit.runs(store).to_dicts()
+    assert row["status"] == "crashed"
+    assert "benchkit on elsewhere (pid 4242): its heartbeat stopped (last at" in str(
+        row["failure_detail"]
+    )

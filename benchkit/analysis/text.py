@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 CHECK_MARK = {"ok": "ok", "fail": "FAIL", "timeout": "TIME", "missing": "miss", None: "-"}
@@ -161,4 +162,36 @@ def tests_block(rows: Sequence[Mapping[str, Any]]) -> str:
     lines = ["tests, by the gate:"]
     for r in judged:
         lines.append(f"  {name(r, show):<{width}}  {r['test_verdict']:<10}  {gate_findings(r)}")
+    return "\n".join(lines)
+
+
+def status(
+    rows: Sequence[Mapping[str, Any]], beats: Mapping[str, Mapping[str, Any]], now: datetime
+) -> str:
+    """What the store holds: runs by status, cost so far, and each running pilot with
+    the stage, worker and age its heartbeat gives."""
+    if not rows:
+        return "no runs"
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[str(row.get("status"))] = counts.get(str(row.get("status")), 0) + 1
+    order = ["ok", "failed", "timeout", "interrupted", "crashed", "running"]
+    shown = [s for s in order if s in counts] + sorted(set(counts) - set(order))
+    lines = [f"{len(rows)} runs: " + ", ".join(f"{counts[s]} {s}" for s in shown)]
+    costs = [r["cost_usd"] for r in rows if r.get("cost_usd") is not None]
+    lines.append(f"cost so far: {_cost(sum(costs)) if costs else '-'} ({len(costs)} reported)")
+    running = [r for r in rows if r.get("status") == "running"]
+    show = varying(running)
+    for row in running:
+        beat = beats.get(str(row.get("run_id")))
+        if beat is None:
+            where = "no heartbeat"
+        else:
+            since = (now - datetime.fromisoformat(beat["started_at"])).total_seconds()
+            age = (now - datetime.fromisoformat(beat["updated_at"])).total_seconds()
+            where = (
+                f"{beat['stage']}  {beat['host']}:{beat['pid']}  for {since:.0f} s, "
+                f"last beat {age:.0f} s ago"
+            )
+        lines.append(f"  {name(row, show)}  {where}  {row.get('run_id')}")
     return "\n".join(lines)

@@ -26,6 +26,7 @@ from benchkit.bench.sites import EMPTY_COVERAGE, Coverage, FileChange, parse_dif
 from benchkit.gate.verdict import GateResult, TestRun, files_to_rerun, judge, resolved
 from benchkit.run.baseline import Baseline, establish
 from benchkit.run.plan import Plan
+from benchkit.store.heartbeat import Beat, Heartbeat
 from benchkit.store.parquet import write_run, write_run_row
 from benchkit.store.records import (
     CheckResult,
@@ -400,12 +401,26 @@ def execute_plan(
         status="running",
     )
     pilot.logs.mkdir(parents=True, exist_ok=True)
-    with deferred_interrupts():
+    owner = pilot.owner
+    started = started_at.isoformat()
+    with deferred_interrupts():  # the first beat before the row: never running unbeaten
+        heart = Heartbeat(
+            store,
+            Beat(
+                run_id=run_id,
+                stage="start",
+                host=owner.host,
+                pid=owner.pid,
+                started_at=started,
+                updated_at=started,
+            ),
+        )
         write_run_row(store, _record(pilot, None, keep))
     model = f" {p.spec.model}" if p.spec.model else ""
     label = f"{p.bench.name} {p.spec.arm}{model} #{p.spec.trial}"
 
     def stage(name: str) -> None:
+        heart.stage(name)
         if on_stage is not None:
             on_stage(label, name)
 
@@ -424,7 +439,10 @@ def execute_plan(
             raise  # a full disk is this run's failure, recorded; anything else is a fault
     finally:
         with deferred_interrupts():  # a second Ctrl-C waits until the run is recorded
-            run = _finish(pilot, keep, stage)
+            try:
+                run = _finish(pilot, keep, stage)
+            finally:
+                heart.stop()
             if on_run is not None:
                 on_run(run)
     return run

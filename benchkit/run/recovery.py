@@ -7,7 +7,9 @@ whose process is gone, stops the groups their ledger names that still run (by st
 time, or by the run's mark in their environment: never a reused pid), keeps what
 their worktree holds as their patch (when no secret could be in it), removes the
 pilot's folder (worktree, HOME, tmp, environment copies), marks them `crashed`, and
-says so in a warning.
+says so in a warning. A run of another host is `crashed` once its heartbeat (see
+`benchkit.store.heartbeat`) stopped for three promised intervals; its folder, on that
+host, is left alone.
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ import os
 import signal
 import socket
 import warnings
+from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
 
 from benchkit.run.pilot import PROCESSES, SECRETS, remove_tree
+from benchkit.store.heartbeat import STALE_AFTER_S, read_beats
 from benchkit.store.parquet import read_table, store_path, update_run
 from benchkit.workspace.git import diff, snapshot
 from benchkit.workspace.proc import ProcError, alive, group_members
@@ -41,12 +45,22 @@ def recover(store: Path | str | None = None) -> list[str]:
     if runs.is_empty():
         return []
     here = socket.gethostname()
+    beats = read_beats(store)
+    now = datetime.now(UTC)
     crashed = []
     for row in runs.filter(pl.col("status") == "running").to_dicts():
-        if row["host"] != here or alive(row["pid"], row["process_start"]):
-            continue  # still at work, or on a machine this one cannot see into
-        said = _clean_up(row)
-        detail = f"benchkit (pid {row['pid']}) stopped during the run"
+        if row["host"] != here:  # another machine's: judged by its heartbeat
+            beat = beats.get(row["run_id"])
+            if beat is not None and beat.age_s(now) < STALE_AFTER_S:
+                continue
+            said = "its folder, on that machine, was left as it was"
+            last = f"last at {beat.updated_at}" if beat else "never written"
+            detail = f"benchkit on {row['host']} (pid {row['pid']}): its heartbeat stopped ({last})"
+        elif alive(row["pid"], row["process_start"]):
+            continue  # still at work
+        else:
+            said = _clean_up(row)
+            detail = f"benchkit (pid {row['pid']}) stopped during the run"
         update_run(
             store,
             row["run_id"],

@@ -1,0 +1,101 @@
+"""Heartbeats: each running pilot says, in the store, that it is alive and where it is.
+
+A pilot writes `<store>/heartbeats/<run_id>.json` (its stage, host, pid, start and
+last update) when it starts, at each stage and every `interval()` seconds (5 by
+default, `$BENCHKIT_HEARTBEAT_S`), and removes it once its run is recorded. A run of
+another host whose heartbeat stopped for three intervals of the promised 10 s is
+taken as crashed (`benchkit.run.recovery`); `benchkit status` shows the stages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import threading
+from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+PROMISED_S = 10.0  # a heartbeat at least this often
+STALE_AFTER_S = 3 * PROMISED_S
+
+
+def interval() -> float:
+    return float(os.environ.get("BENCHKIT_HEARTBEAT_S") or 5.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Beat:
+    run_id: str
+    stage: str
+    host: str
+    pid: int
+    started_at: str  # ISO 8601, UTC
+    updated_at: str
+
+    def age_s(self, now: datetime) -> float:
+        return (now - datetime.fromisoformat(self.updated_at)).total_seconds()
+
+
+def _folder(store: Path) -> Path:
+    return store / "heartbeats"
+
+
+def write_beat(store: Path, beat: Beat) -> None:
+    """The beat, written atomically (a reader never sees half of it)."""
+    folder = _folder(store)
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(prefix=f".{beat.run_id}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(handle, "w") as file:
+            json.dump(asdict(beat), file)
+        os.replace(tmp, folder / f"{beat.run_id}.json")
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_beats(store: Path) -> dict[str, Beat]:
+    """The heartbeats in the store by run id; an unreadable one is skipped."""
+    found = {}
+    for path in sorted(_folder(store).glob("*.json")):
+        try:
+            beat = Beat(**json.loads(path.read_text()))
+        except (OSError, ValueError, TypeError):
+            continue
+        found[beat.run_id] = beat
+    return found
+
+
+class Heartbeat:
+    """A pilot's heartbeat: a daemon thread that writes it until `stop`."""
+
+    def __init__(self, store: Path, beat: Beat) -> None:
+        self._store, self._beat = store, beat
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._beating = threading.Thread(target=self._beat_on, daemon=True)
+        self._write()
+        self._beating.start()
+
+    def _write(self, stage: str | None = None) -> None:
+        now = datetime.now(UTC).isoformat()
+        with self._lock:
+            self._beat = replace(self._beat, updated_at=now, stage=stage or self._beat.stage)
+            with contextlib.suppress(OSError):  # a full store: its run will say so
+                write_beat(self._store, self._beat)
+
+    def _beat_on(self) -> None:
+        while not self._stopped.wait(interval()):
+            self._write()
+
+    def stage(self, name: str) -> None:
+        self._write(name)
+
+    def stop(self) -> None:
+        """No more beats; the file removed."""
+        self._stopped.set()
+        self._beating.join(timeout=5)
+        (_folder(self._store) / f"{self._beat.run_id}.json").unlink(missing_ok=True)
