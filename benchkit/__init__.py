@@ -19,6 +19,7 @@ from benchkit.errors import (
     BenchkitError,
     ImportFileError,
     RefError,
+    SetError,
     StoreError,
     UsageError,
 )
@@ -39,6 +40,7 @@ _LAZY: dict[str, str] = {
     "compact": "benchkit.store.compaction",
     "compare": "benchkit.analysis.compare",
     "evidence": "benchkit.analysis.evidence",
+    "experiment": "benchkit.bench.experiment_file",
     "flips": "benchkit.analysis.compare",
     "import_runs": "benchkit.store.imports",
     "list_arms": "benchkit.arms.registry",
@@ -47,6 +49,7 @@ _LAZY: dict[str, str] = {
     "plot": "benchkit.analysis.plots",
     "probe": "benchkit.change.probe",
     "recover": "benchkit.run.recovery",
+    "rerun": "benchkit.run.launch",
     "runs": "benchkit.store.query",
     "scan": "benchkit.store.query",
     "table": "benchkit.store.query",
@@ -60,10 +63,11 @@ if _typing.TYPE_CHECKING:
     from benchkit.analysis.plots import plot
     from benchkit.arms.registry import list_arms
     from benchkit.bench.bench_file import Bench
+    from benchkit.bench.experiment_file import experiment
     from benchkit.bench.find import benches
     from benchkit.change.ab import AbResult, ab
     from benchkit.change.probe import ProbeResult, probe
-    from benchkit.run.launch import pilot
+    from benchkit.run.launch import pilot, rerun
     from benchkit.run.recovery import recover
     from benchkit.run.validate import validate
     from benchkit.store.compaction import compact
@@ -102,6 +106,7 @@ __all__ = [
     "ProbeResult",
     "RefError",
     "Run",
+    "SetError",
     "StoreError",
     "UsageError",
     "__version__",
@@ -110,6 +115,7 @@ __all__ = [
     "compact",
     "compare",
     "evidence",
+    "experiment",
     "flips",
     "import_runs",
     "list_arms",
@@ -118,6 +124,7 @@ __all__ = [
     "plot",
     "probe",
     "recover",
+    "rerun",
     "runs",
     "scan",
     "table",

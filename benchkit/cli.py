@@ -15,6 +15,7 @@ import benchkit
 from benchkit.analysis.text import SPEC_COLUMNS, line, table, tests_block
 from benchkit.analysis.text import status as status_text
 from benchkit.errors import BenchkitError, UsageError
+from benchkit.store.records import DEFAULT_SET, LAUNCHERS, RERUNS, Launcher
 from benchkit.workspace.proc import Terminated, interrupts
 from benchkit.workspace.sandbox import CHOICES as SANDBOXES
 
@@ -128,12 +129,30 @@ def main() -> None:
     "--refresh-baseline", is_flag=True, help="Run the checks at base again, not from the cache."
 )
 @click.option(
+    "--set",
+    "run_set",
+    default=DEFAULT_SET,
+    show_default=True,
+    help="The run set: units it holds already are not run again.",
+)
+@click.option("--new-set", is_flag=True, help="Run the matrix in a new set (NAME-2, ...).")
+@click.option(
+    "--retry-failed", is_flag=True, help="Run again the units whose run failed, retryably."
+)
+@click.option(
     "--jobs",
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    help="Pilots at a time, each in a worker process.",
+    help="Pilots at a time, each in a worker process (or Ray CPUs, with --launcher ray).",
 )
+@click.option(
+    "--launcher",
+    type=click.Choice(LAUNCHERS),
+    default=None,
+    help="serial, processes or ray [default: serial, processes with --jobs > 1].",
+)
+@click.option("--ray-address", default=None, help="The Ray cluster [default: a local one].")
 @click.option(
     "--sandbox",
     type=click.Choice(SANDBOXES),
@@ -141,6 +160,7 @@ def main() -> None:
     show_default=True,
     help="Run arms and checks in bubblewrap (auto: when it works here).",
 )
+@click.option("--quiet", is_flag=True, help="No progress display.")
 def pilot(
     benches: tuple[str, ...],
     arms: tuple[str, ...],
@@ -154,63 +174,195 @@ def pilot(
     store: Path | None,
     keep: bool,
     refresh_baseline: bool,
+    run_set: str,
+    new_set: bool,
+    retry_failed: bool,
     jobs: int,
+    launcher: Launcher | None,
+    ray_address: str | None,
     sandbox: str,
+    quiet: bool,
 ) -> None:
     """Run pilots, record them, and print one line per run and a table. Several
-    benches, arms, executors and models run as a matrix: every one with every other."""
-
-    from benchkit.store.rows import run_row  # pyarrow: loaded by the commands that write
-
+    benches, arms, executors and models run as a matrix: every one with every other,
+    times --trials, in a run set that runs each unit once."""
     given = {"bench": benches, "executor": executors, "model": models}
     show = [c for c in SPEC_COLUMNS if len(set(given[c])) > 1]  # what tells the runs apart
+    _run_matrix(
+        dict(
+            bench=list(benches),
+            arm=list(arms),
+            executor=list(executors),
+            model=list(models),
+            max_cost=max_cost,
+            trials=trials,
+            flake_reruns=flake_reruns,
+            arm_vars=_pairs("--var", arm_vars),
+            checks=[c for c in checks.split(",") if c],
+            run_set=run_set,
+            new_set=new_set,
+            retry_failed=retry_failed,
+            jobs=jobs,
+            launcher=launcher,
+            ray_address=ray_address,
+            sandbox=sandbox,
+            keep=keep,
+            refresh_baseline=refresh_baseline,
+        ),
+        store,
+        show,
+        quiet,
+    )
 
-    def progress(label: str, stage: str) -> None:
-        if stage == "prepare":
-            click.echo(f"{label}:", nl=False, err=True)
-        click.echo(f" {stage}", nl=stage == "cleanup", err=True)
 
-    def done(run: Run) -> None:
-        click.echo(line(run_row(run), show))
-        if run.worktree:
-            click.echo(f"  worktree kept: {run.worktree}", err=True)
-        if run.status != "ok":
-            logs = Path(run.artifacts, "logs")
-            where = f"; logs: {logs}" if logs.is_dir() else ""
-            click.echo(f"  {run.failure_detail}{where}", err=True)
-        for warning in run.warnings:
-            click.echo(f"  warning: {warning}", err=True)
-        for check in run.checks:
-            if check.phase == "after" and check.status != "ok" and check.note:
-                click.echo(f"  {check.check}: {check.note}", err=True)
+@main.command(name="run")
+@click.argument("experiment", type=click.Path(path_type=Path))
+@click.option(
+    "--store",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Store folder [default: the file's `store`, $BENCHKIT_STORE or data/runs].",
+)
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help="[default: the file's]")
+@click.option("--launcher", type=click.Choice(LAUNCHERS), default=None)
+@click.option("--ray-address", default=None)
+@click.option("--new-set", is_flag=True, help="Run the matrix in a new set (NAME-2, ...).")
+@click.option("--retry-failed", is_flag=True, help="Run again the units that failed, retryably.")
+@click.option("--keep", is_flag=True, help="Keep each pilot's worktree.")
+@click.option("--quiet", is_flag=True, help="No progress display.")
+def run_file(
+    experiment: Path,
+    store: Path | None,
+    jobs: int | None,
+    launcher: Launcher | None,
+    ray_address: str | None,
+    new_set: bool,
+    retry_failed: bool,
+    keep: bool,
+    quiet: bool,
+) -> None:
+    """Run the matrix of an experiment file (experiment.toml) in its run set: what
+    the set holds already is not run again."""
+    from benchkit.bench.experiment_file import experiment as load_experiment
 
+    matrix = load_experiment(experiment)
+    given = matrix.pop("store")
+    for name, value in (("jobs", jobs), ("launcher", launcher), ("ray_address", ray_address)):
+        if value is not None:
+            matrix[name] = value
+    matrix.update(new_set=new_set, retry_failed=retry_failed, keep=keep)
+    show = [c for c in SPEC_COLUMNS if len(set(matrix[c])) > 1]
+    _run_matrix(matrix, store or (Path(str(given)) if given else None), show, quiet)
+
+
+@main.command()
+@click.argument("run_id")
+@click.option(
+    "--set",
+    "run_set",
+    default=RERUNS,
+    show_default=True,
+    help="The run set the new run belongs to.",
+)
+@store_option
+@click.option(
+    "--sandbox",
+    type=click.Choice(SANDBOXES),
+    default="auto",
+    show_default=True,
+    help="Run the arm and checks in bubblewrap (auto: when it works here).",
+)
+@click.option("--keep", is_flag=True, help="Keep the pilot's worktree.")
+def rerun(run_id: str, run_set: str, store: Path | None, sandbox: str, keep: bool) -> None:
+    """Run a recorded pilot's spec again, as a new run that names the one it reruns."""
+    from benchkit.run.events import Event, Recorded
+    from benchkit.run.progress import Terminal
+
+    def printer(event: Event) -> None:
+        if isinstance(event, Recorded):
+            _said(event.run, ())
+
+    terminal = Terminal(sys.stderr, printer)
     try:
         with interrupts():
-            runs = benchkit.pilot(
-                list(benches),
-                arm=list(arms),
-                executor=list(executors),
-                model=list(models),
-                max_cost=max_cost,
-                trials=trials,
-                flake_reruns=flake_reruns,
-                arm_vars=_pairs("--var", arm_vars),
-                checks=[c for c in checks.split(",") if c],
-                store=store,
-                keep=keep,
-                refresh_baseline=refresh_baseline,
-                sandbox=sandbox,
-                jobs=jobs,
-                on_stage=progress,
-                on_run=done,
+            run = benchkit.rerun(
+                run_id, store=store, run_set=run_set, sandbox=sandbox, keep=keep, events=terminal
             )
     except KeyboardInterrupt as exc:
         click.echo("benchkit: interrupted; the run in progress was recorded", err=True)
         sys.exit(exc.exit_code if isinstance(exc, Terminated) else INTERRUPTED)
+    finally:
+        terminal.close()
+    from benchkit.store.query import pick_runs
+
     click.echo("")
-    _print_runs([run_row(r) for r in runs])
-    if any(r.status != "ok" for r in runs):
+    _print_runs(pick_runs(benchkit.runs(store), [run_id, run.run_id]).to_dicts())
+    if run.status != "ok":
         sys.exit(1)
+
+
+def _run_matrix(matrix: dict[str, Any], store: Path | None, show: list[str], quiet: bool) -> None:
+    """`benchkit.pilot(**matrix)`, with a line per run as it ends, the progress on
+    stderr (but with `quiet`), then the table of the matrix's runs: those it ran and
+    those its set held already."""
+    from benchkit.run.events import Event, Planned, Recorded
+    from benchkit.run.progress import Terminal
+    from benchkit.store.rows import run_row  # pyarrow: loaded by the commands that write
+
+    held: list[str] = []
+
+    def printer(event: Event) -> None:
+        if isinstance(event, Planned):
+            held[:] = event.recorded
+            if event.recorded or event.running:
+                busy = f", {event.running} at work elsewhere" if event.running else ""
+                click.echo(
+                    f"set {event.run_set}: {len(event.recorded)} of the matrix's pilots "
+                    f"recorded already{busy}; {event.pilots} to run",
+                    err=True,
+                )
+        elif isinstance(event, Recorded):
+            _said(event.run, show)
+
+    terminal = None if quiet else Terminal(sys.stderr, printer)
+    try:
+        with interrupts():
+            runs = benchkit.pilot(**matrix, store=store, progress=False, events=terminal or printer)
+    except KeyboardInterrupt as exc:
+        click.echo("benchkit: interrupted; the run in progress was recorded", err=True)
+        sys.exit(exc.exit_code if isinstance(exc, Terminated) else INTERRUPTED)
+    finally:
+        if terminal is not None:
+            terminal.close()
+    rows = [run_row(r) for r in runs]
+    if held:
+        from benchkit.store.query import pick_runs
+
+        rows = pick_runs(benchkit.runs(store), held).to_dicts() + rows
+    if not rows:
+        return
+    click.echo("")
+    _print_runs(rows)
+    if any(r["status"] != "ok" for r in rows):
+        sys.exit(1)
+
+
+def _said(run: Run, show: Sequence[str]) -> None:
+    """A finished run: its line on stdout, what went wrong on stderr."""
+    from benchkit.store.rows import run_row
+
+    click.echo(line(run_row(run), show))
+    if run.worktree:
+        click.echo(f"  worktree kept: {run.worktree}", err=True)
+    if run.status != "ok":
+        logs = Path(run.artifacts, "logs")
+        where = f"; logs: {logs}" if logs.is_dir() else ""
+        click.echo(f"  {run.failure_detail}{where}", err=True)
+    for warning in run.warnings:
+        click.echo(f"  warning: {warning}", err=True)
+    for check in run.checks:
+        if check.phase == "after" and check.status != "ok" and check.note:
+            click.echo(f"  {check.check}: {check.note}", err=True)
 
 
 @main.command()
@@ -228,18 +380,23 @@ def runs(store: Path | None, bench: str | None) -> None:
 
 @main.command()
 @store_option
-def status(store: Path | None) -> None:
-    """Runs by status, cost so far, and what each running pilot is doing now."""
+@click.option("--set", "run_set", default=None, help="Only this run set.")
+def status(store: Path | None, run_set: str | None) -> None:
+    """Runs by status, cost so far, the pilots queued and the time left of each matrix
+    at work, and what each running pilot is doing now."""
     from dataclasses import asdict
     from datetime import UTC, datetime
 
+    from benchkit.run.progress import read_matrices
     from benchkit.store.heartbeat import read_beats
     from benchkit.store.parquet import store_path
 
     benchkit.recover(store)
-    rows = benchkit.runs(store).to_dicts()
-    beats = {k: asdict(b) for k, b in read_beats(store_path(store)).items()}
-    click.echo(status_text(rows, beats, datetime.now(UTC)))
+    rows = benchkit.runs(store, run_set=run_set).to_dicts()
+    folder = store_path(store)
+    beats = {k: asdict(b) for k, b in read_beats(folder).items()}
+    matrices = [m for m in read_matrices(folder) if run_set in (None, m["run_set"])]
+    click.echo(status_text(rows, beats, datetime.now(UTC), matrices))
 
 
 @main.command()
@@ -248,7 +405,7 @@ def status(store: Path | None) -> None:
 @store_option
 def evidence(run_ids: tuple[str, ...], labels: tuple[str, ...], store: Path | None) -> None:
     """Print the pilot table (GitHub markdown) of some runs, for a PR body."""
-    from benchkit.analysis.evidence import pick_runs
+    from benchkit.store.query import pick_runs
 
     named = _pairs("--label", labels)
     if not run_ids and not named:

@@ -44,3 +44,7 @@ class ImportFileError(BenchkitError):
 
 class UsageError(BenchkitError, ValueError):
     """A value given on the command line or to the API that benchkit cannot take."""
+
+
+class SetError(BenchkitError):
+    """A run set asked to go on with units whose bench, arm or benchkit changed."""

@@ -180,7 +180,7 @@ def test_a_changed_dependency_file_gives_a_new_environment_and_baseline(tmp_path
     for n, sha in enumerate((base, changed, base)):
         environment = 'requirements = ["requirements.txt"]\npackages = ["pytest==8.3.5"]'
         folder = _deps_bench(tmp_path / f"b{n}", repo, sha, human, environment)
-        [run] = benchkit.pilot(str(folder), arm="noop", store=tmp_path / "store")
+        [run] = benchkit.pilot(str(folder), arm="noop", store=tmp_path / "store", new_set=True)
         assert run.environment is not None and run.environment.packages is not None
         keys.append((run.environment.key, run.baseline_key, run.baseline_cached))
         wanted = "iniconfig==2.1.0" if sha == changed else "iniconfig==2.0.0"
@@ -228,7 +228,9 @@ def test_a_pilot_never_changes_the_cached_environment(tmp_path: Path) -> None:
         + json.dumps(f"{planted}; (p / 'planted.py').write_text('x = 1')")
         + "]\n"
     )
-    [run] = benchkit.pilot(str(bench), arm="noop", store=tmp_path / "store", sandbox="none")
+    [run] = benchkit.pilot(
+        str(bench), arm="noop", store=tmp_path / "store", new_set=True, sandbox="none"
+    )
     assert {c.check: c.status for c in run.checks if c.phase == "after"}["plant"] == "ok"
     [env] = cached()
     assert not list(env.path.rglob("planted.py"))  # the pilot wrote into its own copy
@@ -237,7 +239,9 @@ def test_a_pilot_never_changes_the_cached_environment(tmp_path: Path) -> None:
     _with_tamper_check(bench, text)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        [run] = benchkit.pilot(str(bench), arm="noop", store=tmp_path / "store", sandbox="none")
+        [run] = benchkit.pilot(
+            str(bench), arm="noop", store=tmp_path / "store", new_set=True, sandbox="none"
+        )
     tampered = run.after("tamper")
     assert tampered is not None
     if os.geteuid() != 0:
@@ -247,7 +251,12 @@ def test_a_pilot_never_changes_the_cached_environment(tmp_path: Path) -> None:
         assert [w for w in seen if issubclass(w.category, EnvironmentWarning)]
         assert cached() == []  # dropped: the next pilot builds it again
     [run] = benchkit.pilot(
-        str(bench), arm="noop", checks=["test"], store=tmp_path / "store", sandbox="none"
+        str(bench),
+        arm="noop",
+        checks=["test"],
+        store=tmp_path / "store",
+        sandbox="none",
+        new_set=True,
     )
     assert run.gate is not None and run.gate.verdict == "pass"
     [again] = cached()
@@ -260,7 +269,9 @@ def test_in_the_sandbox_a_check_cannot_write_its_environment(tmp_path: Path) -> 
     bench = _bench(tmp_path, VENV)
     text = (bench / "bench.toml").read_text()
     _with_tamper_check(bench, text)
-    [run] = benchkit.pilot(str(bench), arm="noop", store=tmp_path / "store", sandbox="bwrap")
+    [run] = benchkit.pilot(
+        str(bench), arm="noop", store=tmp_path / "store", new_set=True, sandbox="bwrap"
+    )
     tampered = run.after("tamper")
     assert tampered is not None and tampered.status == "fail"  # a read-only file system
     assert "Read-only file system" in Path(tampered.log_path).read_text()
@@ -345,7 +356,7 @@ def test_a_file_a_requirements_file_includes_is_part_of_the_key(tmp_path: Path) 
     for n, sha in enumerate((base, changed)):
         environment = 'requirements = ["requirements-dev.txt"]'
         folder = _deps_bench(tmp_path / f"b{n}", repo, sha, base if n else changed, environment)
-        [run] = benchkit.pilot(str(folder), arm="noop", store=tmp_path / "store")
+        [run] = benchkit.pilot(str(folder), arm="noop", store=tmp_path / "store", new_set=True)
         assert run.status == "ok", run.failure_detail
         assert run.environment is not None and run.environment.packages is not None
         found.append((run.environment.key, run.baseline_key, set(run.environment.packages)))

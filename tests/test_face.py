@@ -53,7 +53,7 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 
 
 def test_filters_are_keyword_arguments() -> None:
-    wanted = ["bench", "arm", "executor", "model", "origin", "since", "until"]
+    wanted = ["bench", "arm", "executor", "model", "origin", "run_set", "since", "until"]
     for function in (benchkit.runs, benchkit.table, benchkit.scan):
         parameters = inspect.signature(function).parameters
         assert all(p.kind is not p.VAR_KEYWORD for p in parameters.values())

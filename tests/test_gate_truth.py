@@ -95,7 +95,9 @@ def _bench(
 
 
 def _pilot(bench: Path, tmp_path: Path, arm: str = "replay:arm", **kw: object) -> Run:
-    [run] = benchkit.pilot(str(bench), arm=arm, store=tmp_path / "store", **kw)  # type: ignore[arg-type]
+    """One pilot, run even when the store holds its unit (in a new set)."""
+    store = tmp_path / "store"
+    [run] = benchkit.pilot(str(bench), arm=arm, store=store, new_set=True, **kw)  # type: ignore[arg-type]
     return run
 
 

@@ -21,7 +21,8 @@ from tests.conftest import TinyRepo, sh_git
 
 
 def _one(tiny: TinyRepo, arm: str, store: Path, **kw: object) -> benchkit.Run:
-    [run] = benchkit.pilot(str(tiny.bench_dir), arm=arm, store=store, **kw)  # type: ignore[arg-type]
+    """One pilot, run even when the store holds its unit (in a new set)."""
+    [run] = benchkit.pilot(str(tiny.bench_dir), arm=arm, store=store, new_set=True, **kw)  # type: ignore[arg-type]
     return run
 
 

@@ -119,9 +119,11 @@ def test_two_processes_write_one_store_without_collision(tiny: TinyRepo, tmp_pat
         "--arm",
         "noop",
     ]
-    procs = [
-        subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        for _ in range(2)
+    procs = [  # two sets: each runs both units
+        subprocess.Popen(
+            [*command, "--set", name], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for name in ("a", "b")
     ]
     for proc in procs:
         _, err = proc.communicate(timeout=300)
@@ -132,6 +134,25 @@ def test_two_processes_write_one_store_without_collision(tiny: TinyRepo, tmp_pat
     assert sorted(frame["arm"]) == ["human", "human", "noop", "noop"]
     assert benchkit.table("sites", store).height == 8
     assert not list(store.rglob("*.tmp"))
+
+
+def test_two_processes_on_one_set_share_its_units_and_run_none_twice(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    store = tmp_path / "shared"
+    command = [sys.executable, "-m", "benchkit.cli", "pilot", "--bench", str(tiny.bench_dir)]
+    command += ["--arm", "human", "--arm", "noop", "--trials", "3", "--set", "s"]
+    command += ["--sandbox", "none", "--quiet", "--store", str(store)]
+    procs = [
+        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err.decode()
+    frame = benchkit.runs(store)
+    assert frame.height == 6  # each of the six units once, whoever ran it
+    assert frame.select("arm", "trial").n_unique() == 6
+    assert not list((store / "claims").rglob("*.json"))  # every claim released
 
 
 def test_compaction_keeps_every_row_and_reads_once(tiny: TinyRepo, tmp_path: Path) -> None:

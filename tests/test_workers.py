@@ -156,7 +156,12 @@ def test_status_shows_a_running_pilot_by_its_heartbeat(tiny: TinyRepo, tmp_path:
         assert shown.returncode == 0, shown.stderr
         lines = shown.stdout.splitlines()
         assert lines[0] == "1 runs: 1 running"
-        assert lines[2].split()[:5] == [
+        assert lines[2] == "queued: 0; at work:"
+        assert lines[3].startswith("  set default: 0 of 1 done, 1 running, 0 queued, for ")
+        assert lines[3].endswith(
+            f"time left: known once its first pilot ends  ({later.host}:{proc.pid})"
+        )
+        assert lines[4].split()[:5] == [
             str(arm),
             "#1",
             "execute",

@@ -9,23 +9,9 @@ import polars as pl
 
 from benchkit.analysis.markdown import Markdown
 from benchkit.analysis.pilot_table import pilot_table
-from benchkit.errors import StoreError
+from benchkit.store.query import pick_runs, runs_frame
 from benchkit.store.query import runs as stored_runs
-from benchkit.store.query import runs_frame
 from benchkit.store.records import Run
-
-
-def pick_runs(runs: pl.DataFrame, run_ids: Sequence[str]) -> pl.DataFrame:
-    """The runs with these ids, in this order; an id may be a unique prefix."""
-    chosen = []
-    for wanted in run_ids:
-        found = runs.filter(pl.col("run_id").str.starts_with(wanted))
-        if found.height != 1:
-            what = "no run" if found.height == 0 else f"{found.height} runs"
-            verb = "has" if found.height == 0 else "have"
-            raise StoreError("", "", f"{what} in the store {verb} an id starting {wanted!r}")
-        chosen.append(found)
-    return pl.concat(chosen, how="diagonal_relaxed") if chosen else runs.clear()
 
 
 def evidence(
@@ -42,7 +28,7 @@ def evidence(
     elif all(isinstance(r, str) for r in runs):
         frame = pick_runs(stored_runs(store), [str(r) for r in runs])
     else:
-        frame = runs_frame([r for r in runs if isinstance(r, Run)]).collect()
+        frame = runs_frame([r for r in runs if isinstance(r, Run)], latest=False).collect()
     rows = frame.to_dicts()
     if labels is None:
         names = [str(r["arm"]) for r in rows]

@@ -165,12 +165,32 @@ def tests_block(rows: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _matrix_line(matrix: Mapping[str, Any], now: datetime) -> str:
+    """A matrix at work: its set, queued pilots and the time left at its pace."""
+    pilots, finished, running = matrix["pilots"], matrix["finished"], matrix["running"]
+    queued = max(pilots - finished - running, 0)
+    elapsed = (now - datetime.fromisoformat(matrix["started_at"])).total_seconds()
+    left = (
+        f"~{elapsed / finished * (pilots - finished):.0f} s left at its pace so far"
+        if finished
+        else "time left: known once its first pilot ends"
+    )
+    return (
+        f"  set {matrix['run_set']}: {finished} of {pilots} done, {running} running, "
+        f"{queued} queued, for {elapsed:.0f} s; {left}  ({matrix['host']}:{matrix['pid']})"
+    )
+
+
 def status(
-    rows: Sequence[Mapping[str, Any]], beats: Mapping[str, Mapping[str, Any]], now: datetime
+    rows: Sequence[Mapping[str, Any]],
+    beats: Mapping[str, Mapping[str, Any]],
+    now: datetime,
+    matrices: Sequence[Mapping[str, Any]] = (),
 ) -> str:
-    """What the store holds: runs by status, cost so far, and each running pilot with
-    the stage, worker and age its heartbeat gives."""
-    if not rows:
+    """What the store holds: runs by status, cost so far, each matrix at work (its
+    queued pilots, the time left) and each running pilot with the stage, worker and
+    age its heartbeat gives."""
+    if not rows and not matrices:
         return "no runs"
     counts: dict[str, int] = {}
     for row in rows:
@@ -180,6 +200,10 @@ def status(
     lines = [f"{len(rows)} runs: " + ", ".join(f"{counts[s]} {s}" for s in shown)]
     costs = [r["cost_usd"] for r in rows if r.get("cost_usd") is not None]
     lines.append(f"cost so far: {_cost(sum(costs)) if costs else '-'} ({len(costs)} reported)")
+    if matrices:
+        queued = sum(max(m["pilots"] - m["finished"] - m["running"], 0) for m in matrices)
+        lines.append(f"queued: {queued}; at work:")
+        lines += [_matrix_line(m, now) for m in matrices]
     running = [r for r in rows if r.get("status") == "running"]
     show = varying(running)
     for row in running:

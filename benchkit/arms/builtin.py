@@ -48,6 +48,11 @@ class Replay:
     patch: Path
     name: str = "replay"
 
+    @property
+    def source(self) -> Path:
+        """The file the arm is made of."""
+        return self.patch
+
     def run(self, context: ArmContext) -> ArmOutcome:
         text = self.patch.read_text(encoding="utf-8", errors="surrogateescape")
         return _apply(context, text, f"patch {self.patch.name}")

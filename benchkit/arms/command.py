@@ -56,6 +56,11 @@ class CommandArm:
     executor_env: tuple[tuple[str, str], ...]
     vars: tuple[tuple[str, str], ...]
 
+    @property
+    def source(self) -> Path:
+        """The file the arm is made of."""
+        return self.arm.path
+
     def _values(self, context: ArmContext) -> dict[str, str]:
         spec = context.spec
         values = {

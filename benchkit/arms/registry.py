@@ -6,7 +6,9 @@ An explicit table of the built-in arms (`noop`, `human`, `replay:<name or path>`
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
+from pathlib import Path
 
 from benchkit.arms.builtin import Human, Noop, replay
 from benchkit.arms.command import command_arm
@@ -50,6 +52,18 @@ def resolve_arm(bench: Bench, spec: PilotSpec) -> Arm:
             f"arm files: {', '.join(files) or 'none'}; or the path of an arm.toml)",
         )
     return command_arm(spec.arm, path, bench, spec)
+
+
+def arm_digest(arm: Arm, spec: PilotSpec) -> str | None:
+    """What the arm is made of (its file, or its patch, and the vars it is given), as
+    a digest; None for an arm that is all benchkit's own (`noop`, `human`)."""
+    source = getattr(arm, "source", None)
+    if not isinstance(source, Path):
+        return None
+    made = hashlib.sha256(source.read_bytes())
+    for name, value in spec.arm_vars:
+        made.update(f"\0{name}={value}".encode())
+    return made.hexdigest()[:16]
 
 
 def list_arms() -> dict[str, str]:

@@ -1,8 +1,10 @@
-"""Launching pilots: a batch of specs, planned together, run one after another.
+"""Launching pilots: a matrix of specs, planned together, narrowed to what its run set
+still needs, and run by a launcher: one after another (`serial`), in worker processes
+(`processes`, `--jobs`) or as Ray tasks (`ray`, see `benchkit.run.cluster`).
 
-`pilot` is the API's face of it (`bk.pilot`): it builds the specs of a bench, its
-arms and trials, plans them all (a bad input stops the batch before anything is
-written), then runs each and records it.
+`pilot` is the API's face of it (`bk.pilot`): it builds the specs of the matrix, plans
+them all (a bad input stops the matrix before anything is written), then runs each
+and records it.
 """
 
 from __future__ import annotations
@@ -11,19 +13,30 @@ import contextlib
 import math
 import multiprocessing
 import os
+import re
 import signal
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import replace
 from itertools import product
 from pathlib import Path
 
-from benchkit.errors import UsageError
-from benchkit.run.pilot import Stage, execute_plan
+import polars as pl
+
+from benchkit.bench.files import NAME
+from benchkit.errors import SetError, UsageError
+from benchkit.run.claims import claim, release
+from benchkit.run.cluster import on_ray
+from benchkit.run.events import Event, Planned, Sink, ignore, relayed
+from benchkit.run.pilot import benchkit_version, execute_plan
 from benchkit.run.plan import Plan, plan
+from benchkit.run.progress import Ledger, fan, shown
 from benchkit.run.recovery import recover
+from benchkit.run.sets import Needed, changed, fresh_name, needed
 from benchkit.store.compaction import compact_when_due
-from benchkit.store.parquet import writable_store
-from benchkit.store.records import PilotSpec, Run
+from benchkit.store.parquet import read_table, writable_store
+from benchkit.store.query import pick_runs
+from benchkit.store.records import DEFAULT_SET, LAUNCHERS, RERUNS, Launcher, PilotSpec, Run
 from benchkit.workspace.proc import Terminated, orphaned, worker_started
 
 
@@ -44,6 +57,7 @@ def pilot_specs(
     flake_reruns: int = 1,
     arm_vars: tuple[tuple[str, str], ...] = (),
     checks: tuple[str, ...] = (),
+    run_set: str = DEFAULT_SET,
 ) -> list[PilotSpec]:
     """The matrix: every bench, arm, executor, model and trial, crossed, in that order."""
     return [
@@ -57,6 +71,7 @@ def pilot_specs(
             flake_reruns=flake_reruns,
             arm_vars=arm_vars,
             checks=checks,
+            run_set=run_set,
         )
         for one_bench, arm, one_executor, one_model, trial in product(
             _each(bench), arms, _each(executor), _each(model), range(1, trials + 1)
@@ -72,37 +87,109 @@ def run_pilots(
     refresh_baseline: bool = False,
     sandbox: str = "auto",
     jobs: int = 1,
-    on_stage: Stage | None = None,
-    on_run: Callable[[Run], None] | None = None,
+    launcher: Launcher | None = None,
+    ray_address: str | None = None,
+    new_set: bool = False,
+    retry_failed: bool = False,
+    events: Sink = ignore,
 ) -> list[Run]:
     """Plan every pilot first (a bad input stops them all before anything is written),
-    then run them one after another, or `jobs` at a time in worker processes (where
-    `on_stage` is not told: only `on_run`, as each run ends). A pilot's own error is
-    recorded as its run's, the others go on, and the first is raised at the end."""
+    keep those their run set still needs (see `benchkit.run.sets`), then run them by
+    the `launcher`: `serial` (the default for one job), `processes` (`jobs` worker
+    processes, the default for more) or `ray` (Ray tasks, on the cluster at
+    `ray_address` or a local one of `jobs` CPUs). A pilot's own error is recorded as
+    its run's, the others go on, and the first is raised at the end."""
+    for name in {spec.run_set for spec in specs}:
+        if not re.fullmatch(NAME, name):
+            raise UsageError("run_set", "", f"is letters, digits, '.', '_' and '-', not {name!r}")
     folder = writable_store(store)
     plans = plan(specs, refresh_baseline=refresh_baseline, sandbox=sandbox)
     recover(folder)
+    need = _needed(plans, folder, new_set=new_set, retry_failed=retry_failed)
+    chosen = launcher or ("processes" if jobs > 1 else "serial")
+    run_set = need.plans[0].spec.run_set if need.plans else specs[0].run_set
+    claimed, held = claim(folder, need.plans)
+    ledger = Ledger(folder)
+    events = fan(ledger, events)
     runs: list[Run] = []
     faults: list[Exception] = []
-    if jobs > 1 and len(plans) > 1:
-        _in_workers(plans, folder, keep, jobs, on_run, runs, faults)
-    else:
-        for p in plans:
-            try:
-                runs.append(execute_plan(p, folder, keep=keep, on_stage=on_stage, on_run=on_run))
-            except Exception as exc:  # recorded as its run's failure
-                faults.append(exc)
+    try:
+        # What another benchkit recorded between the first look and the claims is not
+        # run again; what it claims is its own.
+        mine = _needed(claimed, folder, new_set=False, retry_failed=retry_failed).plans
+        events(
+            Planned(
+                run_set=run_set,
+                pilots=len(mine),
+                recorded=need.recorded,
+                running=need.running + len(need.plans) - len(claimed),
+                jobs=1 if chosen == "serial" else jobs,
+            )
+        )
+        if chosen == "ray":
+            on_ray(
+                mine,
+                folder,
+                keep=keep,
+                jobs=jobs,
+                address=ray_address,
+                refresh_baseline=refresh_baseline,
+                sandbox=sandbox,
+                events=events,
+                runs=runs,
+                faults=faults,
+            )
+        elif chosen == "processes" and len(mine) > 1:
+            _in_workers(mine, folder, keep, jobs, events, runs, faults)
+        else:
+            for p in mine:
+                try:
+                    runs.append(execute_plan(p, folder, keep=keep, events=events))
+                except Exception as exc:  # recorded as its run's failure
+                    faults.append(exc)
+    finally:
+        release(held)
+        ledger.close()
     compact_when_due(folder)
     if faults:
         raise faults[0]
     return runs
 
 
+def _needed(plans: list[Plan], store: Path, *, new_set: bool, retry_failed: bool) -> Needed:
+    """The plans the set still needs; with `new_set`, all of them, in a set no run holds
+    yet. Raises `SetError` when a unit's spec changed under the set."""
+    if not plans:
+        return Needed(plans=[], recorded=(), running=0)
+    name = plans[0].spec.run_set
+    runs = read_table(store, "runs")
+    held = runs.filter(pl.col("run_set") == name)
+    if new_set and not held.is_empty():
+        name = fresh_name(name, set(runs["run_set"].drop_nulls().to_list()))
+        plans = [replace(p, spec=replace(p.spec, run_set=name)) for p in plans]
+        held = held.clear()
+    rows = held.to_dicts()
+    what = changed(plans, rows, benchkit_version())
+    if what:
+        raise SetError(
+            f"set {name}", "", f"{what}; --new-set runs the matrix in a new set, kept apart"
+        )
+    return needed(plans, rows, retry_failed=retry_failed)
+
+
+_EVENTS: list[Sink] = []  # in a worker process: where its pilot's events go
+
+
+def _worker_started(parent: int, told: multiprocessing.Queue[Event]) -> None:
+    worker_started(parent)
+    _EVENTS[:] = [told.put]
+
+
 def _work(p: Plan, store: Path, keep: bool) -> Run:
     """One pilot in a worker process; a worker whose benchkit died ends once its run is
     recorded (nobody is left to hand it another)."""
     try:
-        return execute_plan(p, store, keep=keep, launcher="processes")
+        return execute_plan(p, store, keep=keep, launcher="processes", events=_EVENTS[0])
     except KeyboardInterrupt:
         if orphaned():
             os._exit(Terminated.exit_code)
@@ -114,7 +201,7 @@ def _in_workers(
     store: Path,
     keep: bool,
     jobs: int,
-    on_run: Callable[[Run], None] | None,
+    events: Sink,
     runs: list[Run],
     faults: list[Exception],
 ) -> None:
@@ -122,28 +209,26 @@ def _in_workers(
     `plans`, their errors into `faults`. An interrupt stops the workers (each records
     its run) and is raised again."""
     context = multiprocessing.get_context("spawn")  # no state of the caller's is shared
+    told: multiprocessing.Queue[Event] = context.Queue()
     done: dict[int, Run] = {}
     pool = ProcessPoolExecutor(
-        jobs, mp_context=context, initializer=worker_started, initargs=(os.getpid(),)
+        jobs, mp_context=context, initializer=_worker_started, initargs=(os.getpid(), told)
     )
-    try:
-        futures = {pool.submit(_work, p, store, keep): n for n, p in enumerate(plans)}
-        for future in as_completed(futures):
-            try:
-                run = future.result()
-            except Exception as exc:  # recorded by the worker as its run's failure
-                faults.append(exc)
-                continue
-            done[futures[future]] = run
-            if on_run is not None:
-                on_run(run)
-    except KeyboardInterrupt:
-        for child in multiprocessing.active_children():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(child.pid or 0, signal.SIGTERM)  # each records its run, then ends
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
+    with relayed(told, events):
+        try:
+            futures = {pool.submit(_work, p, store, keep): n for n, p in enumerate(plans)}
+            for future in as_completed(futures):
+                try:
+                    done[futures[future]] = future.result()
+                except Exception as exc:  # recorded by the worker as its run's failure
+                    faults.append(exc)
+        except KeyboardInterrupt:
+            for child in multiprocessing.active_children():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(child.pid or 0, signal.SIGTERM)  # each records its run, then ends
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
     runs += [done[n] for n in sorted(done)]
 
 
@@ -159,21 +244,33 @@ def pilot(
     arm_vars: Sequence[tuple[str, str]] | Mapping[str, str] = (),
     checks: Sequence[str] = (),
     store: Path | str | None = None,
+    run_set: str = DEFAULT_SET,
+    new_set: bool = False,
+    retry_failed: bool = False,
     keep: bool = False,
     refresh_baseline: bool = False,
     sandbox: str = "auto",
     jobs: int = 1,
-    on_stage: Stage | None = None,
-    on_run: Callable[[Run], None] | None = None,
+    launcher: Launcher | None = None,
+    ray_address: str | None = None,
+    progress: bool | None = None,
+    events: Sink | None = None,
 ) -> list[Run]:
-    """Run (bench, arm, executor, model, max_cost, trial) pilots, record each, and
-    return their records (which `bk.compare` and `bk.evidence` take as they are).
-    `bench`, `arm`, `executor` and `model` take one value or a list: the pilots are
-    their product, times `trials`.
-    `refresh_baseline` runs the checks at base again instead of reading the cache.
-    `sandbox`: `bwrap` runs arms and checks in bubblewrap, `none` as they are, `auto`
-    (the default) in bubblewrap when it works here, with a warning when it does not.
-    `jobs` > 1 runs that many pilots at a time, each in a worker process."""
+    """Run the (bench, arm, executor, model, max_cost, trial) pilots that the run set
+    `run_set` does not hold yet, record each, and return their records (which
+    `bk.compare` and `bk.evidence` take as they are). `bench`, `arm`, `executor` and
+    `model` take one value or a list: the pilots are their product, times `trials`
+    (trials in all: trials 1 and 2 recorded, `trials=3` runs trial 3).
+    `new_set` runs the matrix in a new set (`<run_set>-2`, ...) when `run_set` holds
+    runs; `retry_failed` runs again the units whose last attempt failed for a reason
+    worth retrying. `refresh_baseline` runs the checks at base again instead of
+    reading the cache. `sandbox`: `bwrap` runs arms and checks in bubblewrap, `none`
+    as they are, `auto` (the default) in bubblewrap when it works here, with a
+    warning when it does not. `jobs` > 1 runs that many pilots at a time, each in a
+    worker process (`launcher="processes"`), or with `launcher="ray"` as Ray tasks
+    (on the cluster at `ray_address`, or a local one of `jobs` CPUs).
+    `progress` shows a progress display (in a notebook, or on a terminal), by default
+    in a notebook; `events` takes every event of the matrix (`benchkit.run.events`)."""
     for name, value in (("trials", trials), ("flake_reruns", flake_reruns), ("jobs", jobs)):
         if value < 1:
             raise UsageError(name, "", f"must be at least 1, not {value}")
@@ -181,6 +278,8 @@ def pilot(
         raise UsageError(
             "max_cost", "", f"must be a finite amount of USD, 0 or more, not {max_cost}"
         )
+    if launcher is not None and launcher not in LAUNCHERS:
+        raise UsageError("launcher", "", f"is one of {', '.join(LAUNCHERS)}, not {launcher!r}")
     specs = pilot_specs(
         bench,
         [arm] if isinstance(arm, str) else list(arm),
@@ -191,14 +290,75 @@ def pilot(
         flake_reruns=flake_reruns,
         arm_vars=tuple(dict(arm_vars).items()),
         checks=tuple(checks),
+        run_set=run_set,
     )
-    return run_pilots(
-        specs,
-        store=store,
-        keep=keep,
-        refresh_baseline=refresh_baseline,
-        sandbox=sandbox,
-        jobs=jobs,
-        on_stage=on_stage,
-        on_run=on_run,
+    with shown(progress, events) as sink:
+        return run_pilots(
+            specs,
+            store=store,
+            keep=keep,
+            refresh_baseline=refresh_baseline,
+            sandbox=sandbox,
+            jobs=jobs,
+            launcher=launcher,
+            ray_address=ray_address,
+            new_set=new_set,
+            retry_failed=retry_failed,
+            events=sink,
+        )
+
+
+def rerun_spec(row: Mapping[str, object], run_set: str) -> PilotSpec:
+    """The spec of a recorded run (a `runs` row), to run again in `run_set`."""
+    given = row.get("arm_vars") or []
+    pairs = [str(v).partition("=") for v in given] if isinstance(given, list) else []
+    checks = row.get("only_checks") or []
+    cost = row.get("max_cost")
+    return PilotSpec(
+        bench=str(row["bench_path"]),
+        arm=str(row["arm"]),
+        executor=str(row["executor"] or ""),
+        model=str(row["model"] or ""),
+        max_cost=float(cost) if isinstance(cost, int | float) else None,
+        trial=int(str(row["trial"] or 1)),
+        flake_reruns=int(str(row["flake_reruns"] or 1)),
+        arm_vars=tuple((name, value) for name, _, value in pairs),
+        checks=tuple(str(c) for c in checks) if isinstance(checks, list) else (),
+        run_set=run_set,
+        rerun_of=str(row["run_id"]),
     )
+
+
+def rerun(
+    run_id: str,
+    *,
+    store: Path | str | None = None,
+    run_set: str = RERUNS,
+    keep: bool = False,
+    sandbox: str = "auto",
+    launcher: Launcher | None = None,
+    ray_address: str | None = None,
+    progress: bool | None = None,
+    events: Sink | None = None,
+) -> Run:
+    """Run a recorded pilot's spec again (its bench's path, arm, executor, model,
+    budget, trial, flake reruns, vars and checks, as they are now) as a new run in the
+    set `run_set` that names the run it reruns (`rerun_of`). Its attempt follows the
+    reruns of the same unit already in that set; its digests tell whether the bench or
+    the arm changed since."""
+    [row] = pick_runs(read_table(writable_store(store), "runs"), [run_id]).to_dicts()
+    if row["origin"] != "pilot" or not row["bench_path"]:
+        raise UsageError(run_id, "", f"a run of origin {row['origin']} cannot be run again here")
+    with shown(progress, events) as sink:
+        ran = run_pilots(
+            [rerun_spec(row, run_set)],
+            store=store,
+            keep=keep,
+            sandbox=sandbox,
+            launcher=launcher,
+            ray_address=ray_address,
+            events=sink,
+        )
+    if not ran:
+        raise UsageError(run_id, "", f"another benchkit is running it again in set {run_set}")
+    return ran[0]

@@ -25,6 +25,7 @@ from benchkit.arms.protocol import ArmContext, ArmOutcome, Secretive
 from benchkit.bench.sites import EMPTY_COVERAGE, Coverage, FileChange, parse_diff, score
 from benchkit.gate.verdict import GateResult, TestRun, files_to_rerun, judge, resolved
 from benchkit.run.baseline import Baseline, establish
+from benchkit.run.events import Recorded, Sink, StageBegun, ignore
 from benchkit.run.plan import Plan
 from benchkit.store.heartbeat import Beat, Heartbeat
 from benchkit.store.parquet import write_run, write_run_row
@@ -63,9 +64,6 @@ from benchkit.workspace.git import (
 )
 from benchkit.workspace.proc import ProcError, deferred_interrupts, process_start
 from benchkit.workspace.sandbox import Sandbox
-
-Stage = Callable[[str, str], None]
-"""Told `(pilot label, stage name)` as each stage begins; the label reads `demo human #1`."""
 
 
 @cache
@@ -363,6 +361,8 @@ def _record(pilot: _Pilot, coverage: Coverage | None, keep: bool) -> Run:
         sandbox=p.sandbox,
         warnings=tuple(pilot.warnings),
         launcher=pilot.launcher,
+        bench_digest=p.bench_digest,
+        arm_digest=p.arm_digest,
     )
 
 
@@ -372,11 +372,11 @@ def execute_plan(
     *,
     keep: bool = False,
     launcher: Launcher = "serial",
-    on_stage: Stage | None = None,
-    on_run: Callable[[Run], None] | None = None,
+    events: Sink = ignore,
 ) -> Run:
     """Run one planned pilot and record it in the store, whatever happens to it; in
-    this process, which the `launcher` started.
+    this process, which the `launcher` started. Its stages and its run are told to
+    `events` (see `benchkit.run.events`).
 
     An interrupt is recorded as `interrupted`, an error of benchkit's own as `failed`
     (kind `other`); both are raised again once the run is recorded.
@@ -419,10 +419,11 @@ def execute_plan(
     model = f" {p.spec.model}" if p.spec.model else ""
     label = f"{p.bench.name} {p.spec.arm}{model} #{p.spec.trial}"
 
+    worker = f"{owner.host}:{owner.pid}"
+
     def stage(name: str) -> None:
         heart.stage(name)
-        if on_stage is not None:
-            on_stage(label, name)
+        events(StageBegun(run_id=run_id, label=label, stage=name, worker=worker))
 
     try:
         _run_stages(pilot, stage)
@@ -443,8 +444,7 @@ def execute_plan(
                 run = _finish(pilot, keep, stage)
             finally:
                 heart.stop()
-            if on_run is not None:
-                on_run(run)
+            events(Recorded(run=run))
     return run
 
 

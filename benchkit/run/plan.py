@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from benchkit.arms.protocol import Arm
-from benchkit.arms.registry import resolve_arm
+from benchkit.arms.registry import arm_digest, resolve_arm
 from benchkit.bench.bench_file import Bench
 from benchkit.bench.find import find_bench
 from benchkit.bench.lock import bench_digest, lock_path, read_lock
@@ -19,6 +19,8 @@ from benchkit.store.records import PilotSpec
 from benchkit.workspace.environment import Recipe, recipe
 from benchkit.workspace.git import Repository, prepare_repository
 from benchkit.workspace.sandbox import SandboxName, choose
+
+Unit = tuple[str, str, str, str, float | None, int]
 
 DEFAULT_EXECUTOR = "local"  # the label of a pilot whose arm names no executor
 
@@ -35,6 +37,15 @@ class Plan:
     refresh_baseline: bool = False  # run the checks at base again, whatever is cached
     known_flaky: frozenset[tuple[str, str]] = frozenset()  # (file, id), from the lock file
     sandbox: SandboxName = "none"  # what its arm and checks run in
+    bench_digest: str = ""  # of the bench file as planned
+    arm_digest: str | None = None  # of the arm's file and vars (see `arm_digest`)
+
+    @property
+    def unit(self) -> Unit:
+        """What its run set counts once: (bench, arm, executor, model, max_cost, trial),
+        as its run records them."""
+        s = self.spec
+        return self.bench.name, s.arm, s.executor, s.model, s.max_cost, s.trial
 
 
 def plan(
@@ -68,6 +79,8 @@ def plan(
                 refresh_baseline=refresh_baseline and first,
                 known_flaky=flaky,
                 sandbox=confined,
+                bench_digest=bench_digest(bench),
+                arm_digest=arm_digest(arm, spec),
             )
         )
     return plans

@@ -1,7 +1,9 @@
 """Reading a store as polars frames, narrowed by explicit filters on the runs.
 
-The filters (bench, arm, executor, model, origin, since, until) select runs; every
-other table is narrowed to the rows of those runs through their run ids.
+The filters (bench, arm, executor, model, origin, run_set, since, until) select runs;
+every other table is narrowed to the rows of those runs through their run ids.
+Analysis reads runs through `runs_frame`, which keeps the latest attempt of each unit
+of a run set (`latest_attempts`).
 """
 
 from __future__ import annotations
@@ -33,12 +35,13 @@ class RunFilter:
     executor: Wanted = None
     model: Wanted = None
     origin: Wanted = None
+    run_set: Wanted = None
     since: Moment = None
     until: Moment = None
 
     def conditions(self) -> list[pl.Expr]:
         found = []
-        for column in ("bench", "arm", "executor", "model", "origin"):
+        for column in ("bench", "arm", "executor", "model", "origin", "run_set"):
             wanted = getattr(self, column)
             if wanted is not None:
                 values = [wanted] if isinstance(wanted, str) else list(wanted)
@@ -79,6 +82,7 @@ def scan(
     executor: Wanted = None,
     model: Wanted = None,
     origin: Wanted = None,
+    run_set: Wanted = None,
     since: Moment = None,
     until: Moment = None,
 ) -> pl.LazyFrame:
@@ -90,6 +94,7 @@ def scan(
         executor=executor,
         model=model,
         origin=origin,
+        run_set=run_set,
         since=since,
         until=until,
     )
@@ -105,6 +110,7 @@ def table(
     executor: Wanted = None,
     model: Wanted = None,
     origin: Wanted = None,
+    run_set: Wanted = None,
     since: Moment = None,
     until: Moment = None,
 ) -> pl.DataFrame:
@@ -116,6 +122,7 @@ def table(
         executor=executor,
         model=model,
         origin=origin,
+        run_set=run_set,
         since=since,
         until=until,
     )
@@ -137,6 +144,7 @@ def runs(
     executor: Wanted = None,
     model: Wanted = None,
     origin: Wanted = None,
+    run_set: Wanted = None,
     since: Moment = None,
     until: Moment = None,
 ) -> pl.DataFrame:
@@ -148,24 +156,55 @@ def runs(
         executor=executor,
         model=model,
         origin=origin,
+        run_set=run_set,
         since=since,
         until=until,
     )
     return _read("runs", store, chosen).sort("started_at", nulls_last=False)
 
 
+def pick_runs(runs: pl.DataFrame, run_ids: Sequence[str]) -> pl.DataFrame:
+    """The runs with these ids, in this order; an id may be a unique prefix."""
+    chosen = []
+    for wanted in run_ids:
+        found = runs.filter(pl.col("run_id").str.starts_with(wanted))
+        if found.height != 1:
+            what = "no run" if found.height == 0 else f"{found.height} runs"
+            verb = "has" if found.height == 0 else "have"
+            raise StoreError("", "", f"{what} in the store {verb} an id starting {wanted!r}")
+        chosen.append(found)
+    return pl.concat(chosen, how="diagonal_relaxed") if chosen else runs.clear()
+
+
 RunsLike = pl.DataFrame | pl.LazyFrame | Sequence[Run]
 """Runs as `bk.runs()` gives them, or as `bk.pilot()` returns them."""
 
 
-def runs_frame(given: RunsLike) -> pl.LazyFrame:
-    """Runs as a lazy frame of `runs` rows, whichever form they were given in."""
+UNIT = ("run_set", "bench", "arm", "executor", "model", "max_cost", "trial")
+"""The columns of a run set's unit: each is run once, but retried."""
+
+
+def latest_attempts(rows: pl.LazyFrame) -> pl.LazyFrame:
+    """The runs without the earlier attempts of a unit of a run set (one that crashed,
+    or failed and was retried); runs of no set (older, imported) are kept as they are."""
+    names = rows.collect_schema().names()
+    if not {*UNIT, "attempt"} <= set(names):
+        return rows
+    attempt = pl.col("attempt")
+    last = attempt == attempt.max().over(UNIT)
+    return rows.filter(pl.col("run_set").is_null() | attempt.is_null() | last)
+
+
+def runs_frame(given: RunsLike, *, latest: bool = True) -> pl.LazyFrame:
+    """Runs as a lazy frame of `runs` rows, whichever form they were given in; with
+    `latest`, only the latest attempt of each unit of a run set."""
+    kept = latest_attempts if latest else (lambda rows: rows)
     if isinstance(given, pl.DataFrame | pl.LazyFrame):
-        return given.lazy()
+        return kept(given.lazy())
     records = list(given)
     checks = dict.fromkeys(name for run in records for name in run.check_names)
     schema = table_schema("runs", checks)
     rows = [dict.fromkeys(schema.names) | run_row(run) for run in records]
     frame = pl.from_arrow(pa.Table.from_pylist(rows, schema=schema))
     assert isinstance(frame, pl.DataFrame)
-    return frame.lazy()
+    return kept(frame.lazy())

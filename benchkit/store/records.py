@@ -18,7 +18,10 @@ from benchkit.gate.verdict import GateResult
 RunStatus = Literal["ok", "failed", "timeout", "interrupted", "crashed", "running"]
 CheckStatus = Literal["ok", "fail", "timeout", "missing"]
 Phase = Literal["base", "after"]
-Launcher = Literal["serial", "processes"]  # what started the process that ran a pilot
+Launcher = Literal["serial", "processes", "ray"]  # what started the process that ran a pilot
+LAUNCHERS: tuple[Launcher, ...] = ("serial", "processes", "ray")
+DEFAULT_SET = "default"  # the run set of a pilot run without `--set`
+RERUNS = "reruns"  # the run set of `benchkit rerun`, unless told another
 _T = TypeVar("_T")
 
 
@@ -107,6 +110,9 @@ class PilotSpec:
     flake_reruns: int = 1
     arm_vars: tuple[tuple[str, str], ...] = ()  # values of an arm file's [vars]
     checks: tuple[str, ...] = ()  # only these of the bench's checks; empty: all
+    run_set: str = DEFAULT_SET  # the set the run belongs to (see `benchkit.run.sets`)
+    attempt: int = 1  # of its unit in its set: 2 and on rerun a crashed or failed one
+    rerun_of: str | None = None  # the run whose spec `benchkit rerun` ran again
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,6 +177,8 @@ class Run:
     sandbox: str | None = None  # bwrap or none; None when not run here
     warnings: tuple[str, ...] = ()
     launcher: Launcher | None = None  # None when not run here
+    bench_digest: str | None = None  # of the bench file, as the pilot ran it
+    arm_digest: str | None = None  # of the arm file or patch, with its vars; None: built in
 
     @property
     def wall_s(self) -> float:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 5  # see benchkit/store/upgrade.py for the history and the steps
+SCHEMA_VERSION = 6  # see benchkit/store/upgrade.py for the history and the steps
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,12 +60,40 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column(name="max_cost", type=pa.float64(), doc="Budget cap in USD; null when none."),
     Column(name="trial", type=pa.int32(), doc="Repeat index, from 1."),
     Column(name="flake_reruns", type=pa.int32(), doc="Reruns alone of each new failing file."),
+    Column(
+        name="arm_vars",
+        type=pa.list_(pa.string()),
+        doc="NAME=VALUE of each of the arm file's [vars] the pilot ran with.",
+    ),
+    Column(
+        name="only_checks",
+        type=pa.list_(pa.string()),
+        doc="The bench's checks the pilot was asked to run (--checks); empty: all.",
+    ),
+    Column(
+        name="run_set",
+        type=pa.string(),
+        doc="The run set it belongs to (--set; `default` without it); null before sets.",
+    ),
+    Column(
+        name="attempt",
+        type=pa.int32(),
+        doc="Attempt at its unit (bench, arm, executor, model, max_cost, trial) in its "
+        "set, from 1; analysis takes the latest.",
+    ),
+    Column(name="rerun_of", type=pa.string(), doc="The run `benchkit rerun` ran again."),
     Column(name="status", type=pa.string(), doc="ok, failed, timeout, interrupted, crashed."),
     Column(name="failure_kind", type=pa.string(), doc="Why the run failed; null when ok."),
     Column(name="failure_detail", type=pa.string(), doc="One line on the failure; null if ok."),
     Column(name="base_sha", type=pa.string(), doc="Base commit, resolved when the pilot began."),
     Column(name="human_sha", type=pa.string(), doc="Commit of the human reference."),
     Column(name="benchkit_version", type=pa.string(), doc="benchkit version that ran it."),
+    Column(name="bench_digest", type=pa.string(), doc="Digest of the bench file it ran."),
+    Column(
+        name="arm_digest",
+        type=pa.string(),
+        doc="Digest of the arm file (or replayed patch) and its vars; null for built-in arms.",
+    ),
     Column(name="started_at", type=pa.timestamp("us", tz="UTC"), doc="Start time, UTC."),
     Column(name="wall_s", type=pa.float64(), doc="Seconds from start to the record stage."),
     Column(name="prepare_s", type=pa.float64(), doc="Seconds to mirror and make the worktree."),
@@ -189,8 +217,8 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column(
         name="launcher",
         type=pa.string(),
-        doc="What ran the pilot: serial (benchkit's own process) or processes (a worker, "
-        "`--jobs`); its worker is `host` and `pid`. Null if not run here.",
+        doc="What ran the pilot: serial (benchkit's own process), processes (a worker, "
+        "`--jobs`) or ray (a Ray task); its worker is `host` and `pid`. Null if not run here.",
     ),
 )
 """The `runs` table; each bench check adds `<check>_status` and `<check>_count`."""

@@ -17,6 +17,9 @@ Version history:
   4  runs gain `sandbox` (what the arm and checks ran in; null before) and
      `warnings` (empty before).
   5  runs gain `launcher` (serial or processes; null before).
+  6  runs gain `run_set`, `attempt`, `rerun_of`, `bench_digest`, `arm_digest`,
+     `arm_vars` and `only_checks`; older runs belong to no set and their digests, vars
+     and checks asked for are unknown (null).
 """
 
 from __future__ import annotations
@@ -84,7 +87,17 @@ def _v4_to_v5(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
     return rows.with_columns(_bump(4).alias("schema_version"))  # the launcher reads null
 
 
-STEPS: dict[int, Step] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
+def _v5_to_v6(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
+    return rows.with_columns(_bump(5).alias("schema_version"))  # no set, no digests: null
+
+
+STEPS: dict[int, Step] = {
+    1: _v1_to_v2,
+    2: _v2_to_v3,
+    3: _v3_to_v4,
+    4: _v4_to_v5,
+    5: _v5_to_v6,
+}
 
 
 def upgrade(table: str, rows: pl.LazyFrame, oldest: int = 1) -> pl.LazyFrame:

@@ -1,0 +1,85 @@
+"""Experiment files (`experiment.toml`): a matrix to commit beside the notebook that
+reads its runs, run by `benchkit run experiment.toml`.
+
+    set = "upgrade-v2"              # the run set; resumed by running the file again
+    bench = ["demo"]                # names or paths (relative to this file)
+    arm = ["noop", "replay:agent-a", "arms/my-tool.toml"]
+    executor = ["cli"]              # optional, like model
+    model = ["small", "large"]
+    trials = 3
+    max_cost = 0.5
+    checks = ["install", "test"]    # optional: all the bench's checks
+    store = "runs"                  # optional, relative to this file
+    jobs = 2                        # optional: how it runs, never what
+    launcher = "processes"
+
+    [vars]                          # an arm file's [vars]
+    TOOL_VERSION = "2.1"
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
+
+from benchkit.bench.files import NAME, Strict, validated
+from benchkit.errors import UsageError
+
+Names = Annotated[tuple[StrictStr, ...], Field(min_length=1)]
+
+
+class ExperimentFile(Strict):
+    set: Annotated[str, Field(pattern=NAME)] = "default"
+    bench: Names = ("demo",)
+    arm: Names = ("noop",)
+    executor: tuple[StrictStr, ...] = ()
+    model: tuple[StrictStr, ...] = ()
+    trials: Annotated[StrictInt, Field(ge=1)] = 1
+    max_cost: Annotated[StrictFloat | StrictInt, Field(ge=0, allow_inf_nan=False)] | None = None
+    flake_reruns: Annotated[StrictInt, Field(ge=1)] = 1
+    checks: tuple[StrictStr, ...] = ()
+    vars: dict[str, StrictStr] = Field(default_factory=dict)
+    store: StrictStr | None = None
+    jobs: Annotated[StrictInt, Field(ge=1)] = 1
+    launcher: Literal["serial", "processes", "ray"] | None = None
+    ray_address: StrictStr | None = None
+    sandbox: Literal["auto", "bwrap", "none"] = "auto"
+    refresh_baseline: StrictBool = False
+
+
+def _beside(folder: Path, value: str) -> str:
+    """A path written relative to the file, made absolute; a name as it is."""
+    kind, colon, rest = value.partition(":")
+    if colon and kind == "replay":
+        return f"replay:{_beside(folder, rest)}"
+    candidate = folder / value
+    return str(candidate.resolve()) if candidate.exists() else value
+
+
+def experiment(path: Path | str) -> dict[str, Any]:
+    """The experiment file as the keyword arguments of `benchkit.pilot`; raises
+    `UsageError` naming the file and the field."""
+    path = Path(path)
+    file = validated(ExperimentFile, path, UsageError)
+    folder = path.resolve().parent
+    store = None if file.store is None else str(folder / Path(file.store).expanduser())
+    return {
+        "bench": [_beside(folder, b) for b in file.bench],
+        "arm": [_beside(folder, a) for a in file.arm],
+        "executor": list(file.executor),
+        "model": list(file.model),
+        "trials": file.trials,
+        "max_cost": None if file.max_cost is None else float(file.max_cost),
+        "flake_reruns": file.flake_reruns,
+        "checks": list(file.checks),
+        "arm_vars": dict(file.vars),
+        "store": store,
+        "run_set": file.set,
+        "jobs": file.jobs,
+        "launcher": file.launcher,
+        "ray_address": file.ray_address,
+        "sandbox": file.sandbox,
+        "refresh_baseline": file.refresh_baseline,
+    }

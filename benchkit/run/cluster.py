@@ -1,0 +1,155 @@
+"""The Ray launcher: each pilot a Ray task, on a cluster or on a local one.
+
+Ray is an optional extra (`pip install 'benchkit[ray]'`). A task gets a pilot's spec,
+not its plan: it plans it again where it runs, so each node prepares its own mirror
+and environment in its own cache, and writes the run to the store, a folder every
+node must see at the same path. Its events go back through a Ray queue, drained into
+the caller's sink here; its result is its run. A task is never retried by Ray: a
+pilot that failed is recorded as it failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from pathlib import Path
+from typing import Any
+
+from benchkit.errors import UsageError
+from benchkit.run.events import Event, Sink, relayed
+from benchkit.run.pilot import execute_plan
+from benchkit.run.plan import Plan, plan
+from benchkit.store.records import PilotSpec, Run
+
+LOCAL_OBJECT_STORE = 128 * 1024**2  # a local cluster moves specs and runs, nothing big
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise UsageError("--launcher ray", "", "needs Ray: pip install 'benchkit[ray]'") from None
+    return ray
+
+
+def start_local(cpus: int) -> None:
+    """A local Ray cluster of `cpus` CPUs for this process. Its workers run at the
+    priority benchkit runs at: pilots are the work, not background jobs (Ray's
+    default is niceness 15, which left them a third slower beside Ray's own daemons)."""
+    _ray().init(
+        num_cpus=cpus,
+        object_store_memory=LOCAL_OBJECT_STORE,
+        include_dashboard=False,
+        logging_level=logging.WARNING,
+        _system_config={"worker_niceness": 0},
+    )
+
+
+def _pilot_task(
+    spec: PilotSpec,
+    store: str,
+    keep: bool,
+    refresh_baseline: bool,
+    sandbox: str,
+    told: Any,
+) -> Run:
+    """One pilot, in a Ray worker: planned here, run, recorded in the store."""
+    [planned] = plan([spec], refresh_baseline=refresh_baseline, sandbox=sandbox)
+
+    def tell(event: Event) -> None:
+        with contextlib.suppress(Exception):  # a lost event never loses the run
+            told.actor.put_nowait.remote(event)  # not waited for: the pilot goes on
+
+    return execute_plan(planned, Path(store), keep=keep, launcher="ray", events=tell)
+
+
+def on_ray(
+    plans: list[Plan],
+    store: Path,
+    *,
+    keep: bool,
+    jobs: int,
+    address: str | None,
+    refresh_baseline: bool,
+    sandbox: str,
+    events: Sink,
+    runs: list[Run],
+    faults: list[Exception],
+) -> None:
+    """The pilots as Ray tasks, one CPU each; their runs into `runs` in the order of
+    `plans`, their errors into `faults`. On a cluster at `address` (`auto`: the one
+    this machine belongs to), else on a local cluster of `jobs` CPUs, stopped at the
+    end. An interrupt cancels the tasks (each records its run) and is raised again."""
+    if not plans:
+        return
+    ray = _ray()
+    from ray.util.queue import Queue
+
+    started_here = not ray.is_initialized()
+    if started_here:
+        if address:
+            ray.init(address=address, logging_level=logging.WARNING)
+        else:
+            start_local(jobs)
+    task = ray.remote(num_cpus=1, max_retries=0)(_pilot_task)
+    told = Queue()
+    done: dict[int, Run] = {}
+    try:
+        with relayed(_Drain(told), events):
+            refs = [
+                task.remote(p.spec, str(store), keep, refresh_baseline and n == 0, sandbox, told)
+                for n, p in enumerate(plans)
+            ]
+            order = {ref: n for n, ref in enumerate(refs)}
+            pending = list(refs)
+            try:
+                while pending:
+                    ready, pending = ray.wait(pending, num_returns=1)
+                    try:
+                        done[order[ready[0]]] = ray.get(ready[0])
+                    except Exception as exc:  # recorded by the task as its run's failure
+                        faults.append(_cause(exc))
+            except KeyboardInterrupt:
+                for ref in pending:
+                    with contextlib.suppress(Exception):
+                        ray.cancel(ref)  # a KeyboardInterrupt in the task: it records its run
+                with contextlib.suppress(Exception):
+                    ray.wait(pending, num_returns=len(pending), timeout=60)
+                raise
+    finally:
+        with contextlib.suppress(Exception):
+            ray.kill(told.actor)
+        if started_here:
+            ray.shutdown()
+    runs += [done[n] for n in sorted(done)]
+
+
+class _Drain:
+    """A Ray queue as `relayed` takes one: `get` blocks, `put` ends the relay (once
+    what is left is taken, `get` gives None)."""
+
+    def __init__(self, told: Any) -> None:
+        self._told = told
+        self._ended = False
+
+    def get(self) -> Any:
+        from ray.util.queue import Empty
+
+        while not self._ended:
+            try:
+                return self._told.get(timeout=0.5)
+            except Empty:
+                continue
+        try:
+            return self._told.get_nowait()
+        except Empty:
+            return None
+
+    def put(self, end: None) -> None:
+        self._ended = True
+
+
+def _cause(exc: Exception) -> Exception:
+    """The pilot's own error inside Ray's wrapper."""
+    cause = getattr(exc, "cause", None)
+    return cause if isinstance(cause, Exception) else exc

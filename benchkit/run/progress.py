@@ -1,0 +1,260 @@
+"""The progress of a matrix, shown while it runs: sinks of its events.
+
+`Board` follows the events (pure state); `board_lines` says it: n of N, by status,
+cost so far, an estimate of the time left, and each worker's pilot and stage.
+`Terminal` draws it on a terminal (redrawn in place on a TTY; one line per finished
+pilot elsewhere), `Notebook` in a notebook's output (one display, updated), and
+`Ledger` writes it to the store for `benchkit status` (the queued pilots, the time
+left).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from benchkit.run.events import Event, Planned, Recorded, Sink, StageBegun
+from benchkit.workspace.proc import alive, process_start
+
+BAR = 24  # characters of the bar
+
+
+@dataclass(kw_only=True)
+class Board:
+    """What a matrix has done so far, as its events told it."""
+
+    run_set: str = ""
+    pilots: int = 0
+    recorded: int = 0  # units the set held before
+    jobs: int = 1
+    done: dict[str, int] = field(default_factory=dict)  # by status
+    cost: float = 0.0
+    costs: int = 0  # runs that reported a cost
+    at_work: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # run id: worker ...
+    started: float = field(default_factory=time.monotonic)
+
+    def take(self, event: Event) -> None:
+        if isinstance(event, Planned):
+            self.run_set, self.pilots, self.jobs = event.run_set, event.pilots, event.jobs
+            self.recorded = len(event.recorded)
+            self.started = time.monotonic()
+        elif isinstance(event, StageBegun):
+            self.at_work[event.run_id] = (event.worker, event.label, event.stage)
+        elif isinstance(event, Recorded):
+            run = event.run
+            self.at_work.pop(run.run_id, None)
+            self.done[run.status] = self.done.get(run.status, 0) + 1
+            if run.report.cost_usd is not None:
+                self.cost += run.report.cost_usd
+                self.costs += 1
+
+    @property
+    def finished(self) -> int:
+        return sum(self.done.values())
+
+    def left_s(self, now: float) -> float | None:
+        """Seconds left, from the pace so far; None before the first pilot ends."""
+        if not self.finished:
+            return None
+        return (now - self.started) / self.finished * (self.pilots - self.finished)
+
+
+def clock(seconds: float) -> str:
+    minutes, s = divmod(round(seconds), 60)
+    hours, m = divmod(minutes, 60)
+    return f"{hours}:{m:02}:{s:02}" if hours else f"{m}:{s:02}"
+
+
+def board_lines(board: Board, now: float) -> list[str]:
+    """The board as lines of text: its head, its bar, then one line per pilot at work."""
+    n, total = board.finished, board.pilots
+    filled = round(BAR * n / total) if total else BAR
+    parts = [f"set {board.run_set}: {n} of {total} pilots"]
+    if board.done:
+        parts.append(", ".join(f"{c} {s}" for s, c in sorted(board.done.items())))
+    parts.append(f"${board.cost:.2f} so far" if board.costs else "no cost reported")
+    parts.append(f"{clock(now - board.started)} elapsed")
+    left = board.left_s(now)
+    if left is not None and n < total:
+        parts.append(f"~{clock(left)} left")
+    lines = [" · ".join(parts), f"[{'#' * filled}{'.' * (BAR - filled)}]"]
+    for worker, label, stage in sorted(board.at_work.values(), key=lambda w: w[1]):
+        lines.append(f"  {worker:<22} {label:<36} {stage}")
+    return lines
+
+
+class Terminal:
+    """The board on a terminal stream. On a TTY it is redrawn in place after every
+    event, below what `printer` prints of it; elsewhere (a pipe, a log) its head line
+    after each finished pilot, and, one pilot at a time, each stage as it begins."""
+
+    def __init__(self, stream: IO[str], printer: Sink | None = None) -> None:
+        self._stream = stream
+        self._printer = printer
+        self._live = stream.isatty()
+        self._drawn = 0
+        self.board = Board()
+
+    def __call__(self, event: Event) -> None:
+        self._clear()
+        if self._printer is not None:
+            self._printer(event)
+        self.board.take(event)
+        lines = board_lines(self.board, time.monotonic())
+        if self._live and self.board.pilots:
+            self._stream.write("".join(f"{line}\n" for line in lines))
+            self._drawn = len(lines)
+        elif isinstance(event, Recorded):
+            self._stream.write(f"{lines[0]}\n")
+        elif isinstance(event, StageBegun) and self.board.jobs == 1:
+            start = f"{event.label}:" if event.stage == "prepare" else ""
+            end = "\n" if event.stage == "cleanup" else ""
+            self._stream.write(f"{start} {event.stage}{end}")
+        self._stream.flush()
+
+    def _clear(self) -> None:
+        if self._drawn:
+            self._stream.write(f"\x1b[{self._drawn}F\x1b[J")  # up, and clear to the end
+            self._drawn = 0
+
+    def close(self) -> None:
+        """The board off the screen: the table below says what it said."""
+        self._clear()
+        self._stream.flush()
+
+
+class Notebook:
+    """The board in a notebook cell's output: one display, updated at each event."""
+
+    def __init__(self) -> None:
+        from IPython.display import display
+
+        self.board = Board()
+        self._handle = display(_Shown([]), display_id=True)  # type: ignore[no-untyped-call]
+
+    def __call__(self, event: Event) -> None:
+        self.board.take(event)
+        if self._handle is not None:
+            self._handle.update(_Shown(board_lines(self.board, time.monotonic())))
+
+
+@dataclass(frozen=True)
+class _Shown:
+    lines: list[str]
+
+    def __repr__(self) -> str:
+        return "\n".join(self.lines)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        if not self.lines:
+            return ""
+        head, bar, *workers = self.lines
+        filled = bar.count("#")
+        meter = f'<progress value="{filled}" max="{BAR}" style="width:24em"></progress>'
+        rows = "".join(f"{html.escape(w)}\n" for w in workers)
+        return f"<pre>{html.escape(head)}\n</pre>{meter}<pre>{rows}</pre>"
+
+
+def in_notebook() -> bool:
+    """Whether this process is a notebook's kernel."""
+    shell = sys.modules.get("IPython")
+    if shell is None:
+        return False
+    get = getattr(shell, "get_ipython", None)
+    kernel = get() if callable(get) else None
+    return kernel is not None and hasattr(kernel, "kernel")
+
+
+class Ledger:
+    """The matrix's own line in the store (`<store>/matrices/<host>-<pid>.json`): its
+    set, pilots, how many are done and since when; removed when it ends. `benchkit
+    status` counts the queued pilots and the time left from it."""
+
+    def __init__(self, store: Path) -> None:
+        self._path = store / "matrices" / f"{socket.gethostname()}-{os.getpid()}.json"
+        self.board = Board()
+        self._since = datetime.now(UTC).isoformat()
+
+    def __call__(self, event: Event) -> None:
+        self.board.take(event)
+        if isinstance(event, StageBegun) and event.stage != "prepare":
+            return
+        b = self.board
+        self._write(
+            {
+                "run_set": b.run_set,
+                "pilots": b.pilots,
+                "finished": b.finished,
+                "running": len(b.at_work),
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+                "process_start": process_start(os.getpid()),
+                "started_at": self._since,
+                "updated_at": datetime.now(UTC).isoformat(),
+            }
+        )
+
+    def _write(self, line: dict[str, Any]) -> None:
+        with contextlib.suppress(OSError):  # a full store: the runs say so
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            handle, tmp = tempfile.mkstemp(dir=self._path.parent, suffix=".tmp")
+            with os.fdopen(handle, "w") as file:
+                json.dump(line, file)
+            os.replace(tmp, self._path)
+
+    def close(self) -> None:
+        self._path.unlink(missing_ok=True)
+
+
+def read_matrices(store: Path) -> list[dict[str, Any]]:
+    """The matrices at work on the store (their ledgers); one of this host whose
+    benchkit is gone is not (a SIGKILL leaves its ledger), nor an unreadable one."""
+    here = socket.gethostname()
+    found = []
+    for path in sorted((store / "matrices").glob("*.json")):
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            line = json.loads(path.read_text())
+            if line["host"] != here or alive(line["pid"], line.get("process_start")):
+                found.append(line)
+    return found
+
+
+def fan(*sinks: Sink | None) -> Sink:
+    """One sink that tells every given one, in order."""
+    chosen = [s for s in sinks if s is not None]
+
+    def tell(event: Event) -> None:
+        for sink in chosen:
+            sink(event)
+
+    return tell
+
+
+@contextlib.contextmanager
+def shown(progress: bool | None, events: Sink | None) -> Iterator[Sink]:
+    """The sink of a matrix run from the API: `events`, and the progress display when
+    `progress` (by default: in a notebook; on stderr elsewhere when asked)."""
+    display: Callable[[Event], None] | None = None
+    terminal: Terminal | None = None
+    if progress or (progress is None and in_notebook()):
+        if in_notebook():
+            display = Notebook()
+        else:
+            display = terminal = Terminal(sys.stderr)
+    try:
+        yield fan(display, events)
+    finally:
+        if terminal is not None:
+            terminal.close()

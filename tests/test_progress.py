@@ -1,0 +1,100 @@
+"""The progress of a matrix: the board its events make, drawn on a terminal (a real
+pseudo-terminal here) and left for `benchkit status`."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import benchkit
+from benchkit.analysis.text import status
+from benchkit.run.events import Planned, Recorded, StageBegun
+from benchkit.run.progress import Board, board_lines
+from tests.conftest import TinyRepo
+
+
+def test_the_board_counts_pilots_cost_and_time_left_and_shows_each_worker(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    [run] = benchkit.pilot(tiny.bench_dir, "human", store=tmp_path / "s", sandbox="none")
+    board = Board()
+    board.take(Planned(run_set="s1", pilots=4, recorded=("a", "b"), running=0, jobs=2))
+    board.take(StageBegun(run_id="r1", label="tiny noop #1", stage="verify", worker="h:11"))
+    board.take(StageBegun(run_id="r2", label="tiny noop #2", stage="execute", worker="h:12"))
+    start = board.started
+    board.take(Recorded(run=run))
+    head, bar, *workers = board_lines(board, start + 30)
+    assert head.startswith("set s1: 1 of 4 pilots · 1 ok · no cost reported · 0:30 elapsed")
+    assert head.endswith("~1:30 left")  # 30 s a pilot so far, 3 to go
+    assert bar == "[######..................]"
+    assert [w.split() for w in workers] == [
+        ["h:11", "tiny", "noop", "#1", "verify"],
+        ["h:12", "tiny", "noop", "#2", "execute"],
+    ]
+
+
+def _in_a_terminal(argv: list[str]) -> str:
+    """What a command writes to a pseudo-terminal, as a user sees it drawn."""
+    main, side = pty.openpty()
+    proc = subprocess.Popen(argv, stdin=side, stdout=side, stderr=side, close_fds=True)
+    os.close(side)
+    out = b""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([main], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # the command closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+        elif proc.poll() is not None:
+            break
+    proc.wait(timeout=60)
+    os.close(main)
+    return out.decode(errors="replace")
+
+
+def test_a_matrix_draws_its_progress_on_a_terminal_and_quiet_turns_it_off(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
+    argv += ["--arm", "noop", "--arm", "human", "--jobs", "2", "--sandbox", "none"]
+    shown = _in_a_terminal([*argv, "--set", "p", "--store", str(tmp_path / "a")])
+    assert "set p: 0 of 2 pilots" in shown and "set p: 2 of 2 pilots · 2 ok" in shown
+    assert re.search(r"\S+:\d+ +tiny (noop|human) #1 +(prepare|environment|baseline)", shown)
+    assert "\x1b[" in shown and "F\x1b[J" in shown  # drawn again in place
+    quiet = _in_a_terminal([*argv, "--quiet", "--store", str(tmp_path / "b")])
+    assert "pilots ·" not in quiet and "\x1b[" not in quiet
+    assert quiet.count(": ok ") == 2  # the runs' lines are still printed
+
+
+def test_status_counts_a_set_and_the_queued_pilots_of_a_matrix_at_work() -> None:
+    now = datetime(2026, 11, 30, 12, 0, 30, tzinfo=UTC)
+    rows = [{"status": "ok", "cost_usd": 0.25, "run_id": "a"}] * 3
+    matrix = {
+        "run_set": "s1",
+        "pilots": 8,
+        "finished": 3,
+        "running": 2,
+        "host": "h",
+        "pid": 7,
+        "started_at": "2026-11-30T12:00:00+00:00",
+    }
+    text = status(rows, {}, now, [matrix])
+    assert text.splitlines() == [
+        "3 runs: 3 ok",
+        "cost so far: $0.7500 (3 reported)",
+        "queued: 3; at work:",
+        "  set s1: 3 of 8 done, 2 running, 3 queued, for 30 s; ~50 s left at its pace so far"
+        "  (h:7)",
+    ]

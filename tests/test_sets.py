@@ -1,0 +1,244 @@
+"""Run sets: a matrix runs each unit once, resumes what is missing, continues trials,
+refuses a changed spec, retries what failed, and reruns a recorded pilot."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import benchkit
+from benchkit.errors import SetError, UsageError
+from benchkit.run.events import Event, Planned, Recorded, StageBegun
+from benchkit.store.heartbeat import read_beats
+from tests.conftest import TinyRepo
+
+UNIT = ["bench", "arm", "executor", "model", "max_cost", "trial"]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "benchkit", *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=600)
+
+
+def test_the_same_matrix_twice_adds_nothing_and_more_trials_continue(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    matrix = ("--bench", str(tiny.bench_dir), "--arm", "noop", "--arm", "human")
+    first = _cli("pilot", *matrix, "--trials", "2", "--set", "s1", "--store", str(store))
+    assert first.returncode == 0, first.stderr
+    again = _cli("pilot", *matrix, "--trials", "2", "--set", "s1", "--store", str(store))
+    assert again.returncode == 0, again.stderr
+    assert "4 of the matrix's pilots recorded already; 0 to run" in again.stderr
+    table = [line for line in again.stdout.splitlines() if line[:8].isdigit()]
+    assert len(table) == 4  # the table shows the set's runs of the matrix
+    more = _cli("pilot", *matrix[:4], "--trials", "3", "--set", "s1", "--store", str(store))
+    assert more.returncode == 0, more.stderr
+    runs = benchkit.runs(store)
+    assert runs.height == 5 and runs.select(UNIT).n_unique() == 5
+    assert sorted(runs.filter(pl.col("arm") == "noop")["trial"]) == [1, 2, 3]
+    assert set(runs["run_set"]) == {"s1"} and set(runs["attempt"]) == {1}
+    other = benchkit.pilot(tiny.bench_dir, "noop", store=store, sandbox="none")
+    assert [r.spec.run_set for r in other] == ["default"]  # another set: its own units
+
+
+def test_a_changed_arm_file_under_the_same_set_is_refused(tiny: TinyRepo, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    arm = tmp_path / "tool.toml"
+    arm.write_text('name = "tool"\ncommand = "echo one > one.txt"\n')
+    args = ("pilot", "--bench", str(tiny.bench_dir), "--arm", str(arm), "--set", "s1")
+    first = _cli(*args, "--store", str(store), "--sandbox", "none")
+    assert first.returncode == 0, first.stderr
+    arm.write_text('name = "tool"\ncommand = "echo two > two.txt"\n')
+    refused = _cli(*args, "--trials", "2", "--store", str(store), "--sandbox", "none")
+    assert refused.returncode == 2
+    [said] = refused.stderr.strip().splitlines()
+    assert said.startswith("benchkit: set s1: tiny ") and "arm's file or vars changed" in said
+    assert "--new-set" in said
+    assert benchkit.runs(store).height == 1  # nothing was written
+    with pytest.raises(SetError):
+        benchkit.pilot(tiny.bench_dir, str(arm), run_set="s1", store=store, sandbox="none")
+    fresh = _cli(*args, "--new-set", "--store", str(store), "--sandbox", "none")
+    assert fresh.returncode == 0, fresh.stderr
+    assert sorted(benchkit.runs(store)["run_set"]) == ["s1", "s1-2"]
+
+
+def test_a_changed_bench_file_is_refused_and_a_var_is_part_of_the_arm(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    arm = tmp_path / "tool.toml"
+    arm.write_text('name = "tool"\ncommand = "echo {word} > w.txt"\n[vars]\nword = "a"\n')
+    benchkit.pilot(tiny.bench_dir, str(arm), store=store, sandbox="none")
+    with pytest.raises(SetError, match="arm's file or vars changed"):
+        benchkit.pilot(tiny.bench_dir, str(arm), arm_vars={"word": "b"}, store=store)
+    tiny.bench_file.write_text(tiny.bench_file.read_text() + "\n# a comment\n")
+    with pytest.raises(SetError, match=r"the bench file .*bench.toml changed"):
+        benchkit.pilot(tiny.bench_dir, str(arm), trials=2, store=store, sandbox="none")
+    assert benchkit.runs(store).height == 1
+
+
+def test_a_resumed_set_after_a_sigkill_runs_only_what_is_missing(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    marker = tmp_path / "marker"
+    arm = tmp_path / "slow.toml"  # the first pilot ends at once; the others wait
+    arm.write_text(
+        'name = "slow"\ntimeout = 300\n'
+        f'command = "if [ -e {marker} ]; then sleep 61.{os.getpid()}; fi; touch {marker}"\n'
+    )
+    args = ["pilot", "--bench", str(tiny.bench_dir), "--arm", str(arm), "--trials", "4"]
+    args += ["--set", "s1", "--jobs", "2", "--sandbox", "none", "--store", str(store)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchkit", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            runs = benchkit.runs(store) if (store / "runs").is_dir() else None
+            if runs is not None and (runs["status"] == "ok").sum() >= 1 and _sleeping():
+                break
+            time.sleep(0.2)
+        assert _sleeping(), "the slow pilots did not start"
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 30
+        while _sleeping() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        killed = benchkit.runs(store)
+        finished = killed.filter(pl.col("status") == "ok")["trial"].to_list()
+        assert len(finished) >= 1
+        marker.unlink()  # from here on each pilot ends at once
+        resumed = _cli(*args)
+        assert resumed.returncode == 0, resumed.stderr
+        runs = benchkit.runs(store)
+        again = runs.filter(pl.col("attempt") > 1)
+        ok = runs.filter(pl.col("status") == "ok")
+        assert sorted(ok["trial"]) == [1, 2, 3, 4]  # each unit finished once
+        assert not set(finished) & set(again["trial"])  # what had finished did not run again
+        assert set(runs.filter(pl.col("attempt") == 1)["status"]) <= {"ok", "interrupted"}
+        last = benchkit.compare(runs, by="arm")
+        assert last.frame["runs"].to_list() == [4]  # analysis takes the latest attempts
+    finally:
+        for pid in _sleepers():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _sleepers() -> list[int]:
+    token = f"sleep 61.{os.getpid()}"
+    done = subprocess.run(["pgrep", "-f", token], capture_output=True, text=True)
+    return [int(p) for p in done.stdout.split()]
+
+
+def _sleeping() -> bool:
+    return bool(_sleepers())
+
+
+def test_retry_failed_runs_a_retryable_failure_again_under_its_trial(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    flag = tmp_path / "fail-once"
+    flag.write_text("")
+    arm = tmp_path / "flaky.toml"  # rate-limited the first time: worth a retry
+    limited = f"rm {flag}; echo 429 Too Many Requests >&2; exit 1"
+    arm.write_text(f'name = "flaky"\ncommand = "if [ -e {flag} ]; then {limited}; fi"\n')
+    [failed] = benchkit.pilot(tiny.bench_dir, str(arm), store=store, sandbox="none")
+    assert (failed.status, failed.retryable) == ("failed", True)
+    assert benchkit.pilot(tiny.bench_dir, str(arm), store=store, sandbox="none") == []
+    [retried] = benchkit.pilot(
+        tiny.bench_dir, str(arm), store=store, sandbox="none", retry_failed=True
+    )
+    assert (retried.status, retried.spec.trial, retried.spec.attempt) == ("ok", 1, 2)
+    runs = benchkit.runs(store)
+    assert runs.height == 2  # the failed attempt stays recorded
+    comparison = benchkit.compare(runs, by="arm", metrics=["coverage"])
+    assert comparison.frame["runs"].to_list() == [1]  # analysis takes the latest
+
+
+def test_rerun_runs_a_recorded_spec_again_as_a_new_run_naming_it(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    first, _ = benchkit.pilot(
+        tiny.bench_dir, "human", store=store, sandbox="none", trials=2, checks=["test"]
+    )
+    again = _cli("rerun", first.run_id[:17], "--store", str(store), "--sandbox", "none")
+    assert again.returncode == 0, again.stderr
+    runs = benchkit.runs(store)
+    [row] = runs.filter(pl.col("rerun_of") == first.run_id).to_dicts()
+    assert (row["run_set"], row["arm"], row["trial"], row["only_checks"]) == (
+        "reruns",
+        "human",
+        1,
+        ["test"],
+    )
+    assert row["sites_covered"] == first.sites_covered
+    assert first.run_id in again.stdout and row["run_id"] in again.stdout  # side by side
+    missing = _cli("rerun", "nosuchrun", "--store", str(store))
+    assert missing.returncode == 2 and "nosuchrun" in missing.stderr
+
+
+def test_an_experiment_file_runs_its_matrix_in_its_set(tiny: TinyRepo, tmp_path: Path) -> None:
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    (folder / "experiment.toml").write_text(
+        f'set = "e1"\nbench = ["{tiny.bench_dir}"]\narm = ["noop", "human"]\n'
+        'trials = 2\nstore = "runs"\nsandbox = "none"\njobs = 2\n'
+    )
+    done = _cli("run", str(folder / "experiment.toml"), "--quiet")
+    assert done.returncode == 0, done.stderr
+    runs = benchkit.runs(folder / "runs")
+    assert runs.height == 4 and set(runs["run_set"]) == {"e1"}
+    assert set(runs["launcher"]) == {"processes"}
+    assert _cli("run", str(folder / "experiment.toml"), "--quiet").returncode == 0
+    assert benchkit.runs(folder / "runs").height == 4
+    (folder / "bad.toml").write_text('set = "e1"\ntrials = "two"\n')
+    bad = _cli("run", str(folder / "bad.toml"))
+    assert bad.returncode == 2
+    assert (
+        bad.stderr.strip()
+        == f"benchkit: {folder / 'bad.toml'}: trials: Input should be a valid integer"
+    )
+    with pytest.raises(UsageError, match="launcher"):
+        benchkit.pilot(tiny.bench_dir, "noop", launcher="threads")  # type: ignore[arg-type]
+
+
+def test_events_tell_the_plan_each_stage_and_each_run(tiny: TinyRepo, tmp_path: Path) -> None:
+    told: list[Event] = []
+    beating: list[bool] = []
+
+    def tell(event: Event) -> None:  # a worker's heartbeat, read as its stage is told
+        told.append(event)
+        if isinstance(event, StageBegun) and event.stage == "verify":
+            beat = read_beats(tmp_path / "store").get(event.run_id)
+            beating.append(beat is not None and beat.stage == "verify")
+
+    runs = benchkit.pilot(
+        tiny.bench_dir,
+        ["noop", "human"],
+        store=tmp_path / "store",
+        sandbox="none",
+        jobs=2,
+        events=tell,
+    )
+    assert any(beating)  # heartbeats while running
+    planned = [e for e in told if isinstance(e, Planned)]
+    assert [(p.pilots, p.recorded, p.jobs) for p in planned] == [(2, (), 2)]
+    recorded = [e.run.run_id for e in told if isinstance(e, Recorded)]
+    assert sorted(recorded) == sorted(r.run_id for r in runs)
+    stages = [e for e in told if isinstance(e, StageBegun)]
+    assert {s.stage for s in stages} >= {"prepare", "baseline", "execute", "score", "cleanup"}
+    assert {s.worker.split(":")[1] for s in stages} == {str(r.owner.pid) for r in runs if r.owner}
