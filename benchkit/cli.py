@@ -33,6 +33,15 @@ store_option = click.option(
 )
 
 
+sandbox_option = click.option(
+    "--sandbox",
+    type=click.Choice(SANDBOXES),
+    default="auto",
+    show_default=True,
+    help="Run arms and checks in bubblewrap (auto: when it works here).",
+)
+
+
 bench_env_option = click.option(
     "--bench",
     default=None,
@@ -153,13 +162,7 @@ def main() -> None:
     help="serial, processes or ray [default: serial, processes with --jobs > 1].",
 )
 @click.option("--ray-address", default=None, help="The Ray cluster [default: a local one].")
-@click.option(
-    "--sandbox",
-    type=click.Choice(SANDBOXES),
-    default="auto",
-    show_default=True,
-    help="Run arms and checks in bubblewrap (auto: when it works here).",
-)
+@sandbox_option
 @click.option("--quiet", is_flag=True, help="No progress display.")
 def pilot(
     benches: tuple[str, ...],
@@ -265,13 +268,7 @@ def run_file(
     help="The run set the new run belongs to.",
 )
 @store_option
-@click.option(
-    "--sandbox",
-    type=click.Choice(SANDBOXES),
-    default="auto",
-    show_default=True,
-    help="Run the arm and checks in bubblewrap (auto: when it works here).",
-)
+@sandbox_option
 @click.option("--keep", is_flag=True, help="Keep the pilot's worktree.")
 def rerun(run_id: str, run_set: str, store: Path | None, sandbox: str, keep: bool) -> None:
     """Run a recorded pilot's spec again, as a new run that names the one it reruns."""
