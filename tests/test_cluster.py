@@ -3,9 +3,12 @@ records, with the base checks once per bench and each run's launcher and worker.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +17,8 @@ import benchkit
 from benchkit.run.events import Event, StageBegun
 from benchkit.store.heartbeat import read_beats
 from tests.conftest import TinyRepo
-from tests.test_workers import FIGURES, _two_benches
+from tests.test_isolation import needs_bwrap
+from tests.test_workers import FIGURES, _alive, _pgrep, _two_benches
 
 pytest.importorskip("ray", reason="Ray is in the development install: pip install -e '.[dev]'")
 
@@ -68,3 +72,59 @@ def test_the_cli_runs_a_pilot_on_ray_and_import_benchkit_does_not_load_ray(
     code = "import benchkit, sys; benchkit.runs; print('ray' in sys.modules)"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert loaded.stdout.strip() == "False"
+
+
+def _descendants(pid: int) -> list[int]:
+    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True)
+    children = [int(p) for p in found.stdout.split()]
+    return children + [d for c in children for d in _descendants(c)]
+
+
+@needs_bwrap
+def test_a_sigkilled_benchkit_on_a_local_ray_cluster_leaves_no_worker_and_no_arm(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    # Ray's workers die with the cluster benchkit started, without a word: the arms
+    # stop with their sandbox (bwrap --die-with-parent), the runs are judged crashed
+    # by the next benchkit, and the set runs them again.
+    token = f"sleep 59.{os.getpid()}"
+    arm = tmp_path / "sleepy.toml"
+    arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 300\n')
+    store = tmp_path / "store"
+    argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
+    argv += ["--arm", str(arm), "--trials", "2", "--launcher", "ray", "--jobs", "2"]
+    argv += ["--sandbox", "bwrap", "--quiet", "--store", str(store)]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 240
+        tasks: list[int] = []
+        while len(tasks) < 2 and time.monotonic() < deadline:  # both arms at work
+            time.sleep(0.2)
+            tasks = [p for p in _descendants(proc.pid) if _at_work(p, token)]
+        assert len(tasks) == 2, "each pilot a Ray task, its arm running, in the local cluster"
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 30
+        while (_pgrep(token) or any(map(_alive, tasks))) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _pgrep(token) == [] and not [t for t in tasks if _alive(t)]
+        benchkit.recover(store)  # the next benchkit judges them: their worker is gone
+        runs = benchkit.runs(store)
+        assert sorted(runs["status"]) == ["crashed", "crashed"]
+    finally:
+        for pid in _pgrep(token):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _at_work(pid: int, token: str) -> bool:
+    """Whether `pid` is a Ray task of a pilot whose arm runs `token`."""
+    mine = set(_pgrep(token))
+    return "_pilot_task" in _cmdline(pid) and any(d in mine for d in _descendants(pid))
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""

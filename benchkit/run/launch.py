@@ -103,53 +103,59 @@ def run_pilots(
         if not re.fullmatch(NAME, name):
             raise UsageError("run_set", "", f"is letters, digits, '.', '_' and '-', not {name!r}")
     folder = writable_store(store)
-    plans = plan(specs, refresh_baseline=refresh_baseline, sandbox=sandbox)
-    recover(folder)
-    need = _needed(plans, folder, new_set=new_set, retry_failed=retry_failed)
     chosen = launcher or ("processes" if jobs > 1 else "serial")
-    run_set = need.plans[0].spec.run_set if need.plans else specs[0].run_set
-    claimed, held = claim(folder, need.plans)
-    ledger = Ledger(folder)
-    events = fan(ledger, events)
+    # Worker processes start first and import benchkit while this one plans.
+    workers = Workers(jobs) if chosen == "processes" and len(specs) > 1 else None
     runs: list[Run] = []
     faults: list[Exception] = []
     try:
-        # What another benchkit recorded between the first look and the claims is not
-        # run again; what it claims is its own.
-        mine = _needed(claimed, folder, new_set=False, retry_failed=retry_failed).plans
-        events(
-            Planned(
-                run_set=run_set,
-                pilots=len(mine),
-                recorded=need.recorded,
-                running=need.running + len(need.plans) - len(claimed),
-                jobs=1 if chosen == "serial" else jobs,
+        plans = plan(specs, refresh_baseline=refresh_baseline, sandbox=sandbox)
+        recover(folder)
+        need = _needed(plans, folder, new_set=new_set, retry_failed=retry_failed)
+        run_set = need.plans[0].spec.run_set if need.plans else specs[0].run_set
+        claimed, held = claim(folder, need.plans)
+        ledger = Ledger(folder)
+        events = fan(ledger, events)
+        try:
+            # What another benchkit recorded between the first look and the claims is
+            # not run again; what it claims is its own.
+            mine = _needed(claimed, folder, new_set=False, retry_failed=retry_failed).plans
+            events(
+                Planned(
+                    run_set=run_set,
+                    pilots=len(mine),
+                    recorded=need.recorded,
+                    running=need.running + len(need.plans) - len(claimed),
+                    jobs=1 if chosen == "serial" else jobs,
+                )
             )
-        )
-        if chosen == "ray":
-            on_ray(
-                mine,
-                folder,
-                keep=keep,
-                jobs=jobs,
-                address=ray_address,
-                refresh_baseline=refresh_baseline,
-                sandbox=sandbox,
-                events=events,
-                runs=runs,
-                faults=faults,
-            )
-        elif chosen == "processes" and len(mine) > 1:
-            _in_workers(mine, folder, keep, jobs, events, runs, faults)
-        else:
-            for p in mine:
-                try:
-                    runs.append(execute_plan(p, folder, keep=keep, events=events))
-                except Exception as exc:  # recorded as its run's failure
-                    faults.append(exc)
+            if chosen == "ray":
+                on_ray(
+                    mine,
+                    folder,
+                    keep=keep,
+                    jobs=jobs,
+                    address=ray_address,
+                    refresh_baseline=refresh_baseline,
+                    sandbox=sandbox,
+                    events=events,
+                    runs=runs,
+                    faults=faults,
+                )
+            elif workers and len(mine) > 1:
+                workers.run(mine, folder, keep, events, runs, faults)
+            else:
+                for p in mine:
+                    try:
+                        runs.append(execute_plan(p, folder, keep=keep, events=events))
+                    except Exception as exc:  # recorded as its run's failure
+                        faults.append(exc)
+        finally:
+            release(held)
+            ledger.close()
     finally:
-        release(held)
-        ledger.close()
+        if workers:
+            workers.close()
     compact_when_due(folder)
     if faults:
         raise faults[0]
@@ -196,40 +202,56 @@ def _work(p: Plan, store: Path, keep: bool) -> Run:
         raise
 
 
-def _in_workers(
-    plans: list[Plan],
-    store: Path,
-    keep: bool,
-    jobs: int,
-    events: Sink,
-    runs: list[Run],
-    faults: list[Exception],
-) -> None:
-    """The pilots in `jobs` worker processes; their runs into `runs`, in the order of
-    `plans`, their errors into `faults`. An interrupt stops the workers (each records
-    its run) and is raised again."""
-    context = multiprocessing.get_context("spawn")  # no state of the caller's is shared
-    told: multiprocessing.Queue[Event] = context.Queue()
-    done: dict[int, Run] = {}
-    pool = ProcessPoolExecutor(
-        jobs, mp_context=context, initializer=_worker_started, initargs=(os.getpid(), told)
-    )
-    with relayed(told, events):
-        try:
-            futures = {pool.submit(_work, p, store, keep): n for n, p in enumerate(plans)}
-            for future in as_completed(futures):
-                try:
-                    done[futures[future]] = future.result()
-                except Exception as exc:  # recorded by the worker as its run's failure
-                    faults.append(exc)
-        except KeyboardInterrupt:
-            for child in multiprocessing.active_children():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(child.pid or 0, signal.SIGTERM)  # each records its run, then ends
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-        pool.shutdown(wait=True)
-    runs += [done[n] for n in sorted(done)]
+def _ready() -> None:
+    """A worker's first task: none; handing it one starts the worker."""
+
+
+class Workers:
+    """`jobs` worker processes, spawned (no state of the caller's is shared) as soon as
+    this is made."""
+
+    def __init__(self, jobs: int) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.told: multiprocessing.Queue[Event] = context.Queue()
+        self.pool = ProcessPoolExecutor(
+            jobs, mp_context=context, initializer=_worker_started, initargs=(os.getpid(), self.told)
+        )
+        for _ in range(jobs):
+            self.pool.submit(_ready)
+
+    def run(
+        self,
+        plans: list[Plan],
+        store: Path,
+        keep: bool,
+        events: Sink,
+        runs: list[Run],
+        faults: list[Exception],
+    ) -> None:
+        """The pilots in the workers; their runs into `runs`, in the order of `plans`,
+        their errors into `faults`. An interrupt stops the workers (each records its
+        run) and is raised again."""
+        done: dict[int, Run] = {}
+        with relayed(self.told, events):
+            try:
+                futures = {self.pool.submit(_work, p, store, keep): n for n, p in enumerate(plans)}
+                for future in as_completed(futures):
+                    try:
+                        done[futures[future]] = future.result()
+                    except Exception as exc:  # recorded by the worker as its run's failure
+                        faults.append(exc)
+            except KeyboardInterrupt:
+                for child in multiprocessing.active_children():
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(child.pid or 0, signal.SIGTERM)  # each records its run, ends
+                self.close()
+                raise
+            self.close()
+        runs += [done[n] for n in sorted(done)]
+
+    def close(self) -> None:
+        """Wait for the workers to end; tasks not begun are dropped."""
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 def pilot(
