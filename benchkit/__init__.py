@@ -49,6 +49,7 @@ _LAZY: dict[str, str] = {
     "plot": "benchkit.analysis.plots",
     "probe": "benchkit.change.probe",
     "recover": "benchkit.run.recovery",
+    "report": "benchkit.analysis.report",
     "rerun": "benchkit.run.launch",
     "runs": "benchkit.store.query",
     "scan": "benchkit.store.query",
@@ -61,6 +62,7 @@ if _typing.TYPE_CHECKING:
     from benchkit.analysis.evidence import evidence
     from benchkit.analysis.markdown import Markdown
     from benchkit.analysis.plots import plot
+    from benchkit.analysis.report import report
     from benchkit.arms.registry import list_arms
     from benchkit.bench.bench_file import Bench
     from benchkit.bench.experiment_file import experiment
@@ -124,6 +126,7 @@ __all__ = [
     "plot",
     "probe",
     "recover",
+    "report",
     "rerun",
     "runs",
     "scan",

@@ -71,8 +71,8 @@ class _Benchkit(click.Group):
             ctx.exit(BAD_INPUT)
 
 
-def _print_runs(rows: Sequence[Mapping[str, Any]]) -> None:
-    click.echo(table(rows))
+def _print_runs(rows: Sequence[Mapping[str, Any]], every: bool = False) -> None:
+    click.echo(table(rows, every))
     block = tests_block(rows)
     if block:
         click.echo("")
@@ -365,14 +365,35 @@ def _said(run: Run, show: Sequence[str]) -> None:
 @main.command()
 @store_option
 @click.option("--bench", default=None, help="Only this bench.")
-def runs(store: Path | None, bench: str | None) -> None:
+@click.option("--arm", default=None, help="Only this arm.")
+@click.option("--executor", default=None, help="Only this executor.")
+@click.option("--model", default=None, help="Only this model.")
+@click.option("--origin", default=None, help="Only runs of this origin (pilot, imported, ...).")
+@click.option("--set", "run_set", default=None, help="Only this run set.")
+def runs(
+    store: Path | None,
+    bench: str | None,
+    arm: str | None,
+    executor: str | None,
+    model: str | None,
+    origin: str | None,
+    run_set: str | None,
+) -> None:
     """List the runs in the store (marking those a killed benchkit left as crashed)."""
     benchkit.recover(store)
-    frame = benchkit.runs(store, bench=bench)
+    frame = benchkit.runs(
+        store,
+        bench=bench,
+        arm=arm,
+        executor=executor,
+        model=model,
+        origin=origin,
+        run_set=run_set,
+    )
     if frame.is_empty():
         click.echo("no runs", err=True)
         return
-    _print_runs(frame.to_dicts())
+    _print_runs(frame.to_dicts(), every=True)
 
 
 @main.command()
@@ -415,21 +436,38 @@ def evidence(run_ids: tuple[str, ...], labels: tuple[str, ...], store: Path | No
 @main.command()
 @click.option("--by", default="arm", show_default=True, help="Group columns, comma-separated.")
 @click.option("--bench", default=None, help="Only this bench.")
+@click.option(
+    "--metric",
+    "metrics",
+    multiple=True,
+    help="A metric (coverage, cost, pass, ...) or any numeric column; repeatable.",
+)
+@click.option("--sum", "sums", is_flag=True, help="Show each metric's sum beside its mean.")
 @store_option
-def compare(by: str, bench: str | None, store: Path | None) -> None:
+def compare(
+    by: str, bench: str | None, metrics: tuple[str, ...], sums: bool, store: Path | None
+) -> None:
     """Print means and 95% intervals per group (GitHub markdown)."""
     frame = benchkit.runs(store, bench=bench)
-    click.echo(benchkit.compare(frame, by=[k for k in by.split(",") if k]).to_markdown())
+    keys = [k for k in by.split(",") if k]
+    click.echo(benchkit.compare(frame, by=keys, metrics=metrics or None, sums=sums).to_markdown())
 
 
 @main.command()
 @click.argument("kind", type=click.Choice(["coverage-cost", "wall", "checks", "flaky"]))
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Image file.")
 @click.option("--bench", default=None, help="Only this bench.")
+@click.option(
+    "--by",
+    default=None,
+    help="Group by these columns, comma-separated (default: arm, and each of executor, "
+    "model and bench that differs).",
+)
 @store_option
-def plot(kind: str, out: Path, bench: str | None, store: Path | None) -> None:
+def plot(kind: str, out: Path, bench: str | None, by: str | None, store: Path | None) -> None:
     """Save one plot of the runs (a .png, .svg or .pdf)."""
-    figure = benchkit.plot(kind, benchkit.runs(store, bench=bench))
+    keys = [k for k in by.split(",") if k] if by is not None else None
+    figure = benchkit.plot(kind, benchkit.runs(store, bench=bench), by=keys)
     kinds = figure.canvas.get_supported_filetypes()
     if out.suffix.lstrip(".").lower() not in kinds:
         raise UsageError(out, "--out", f"not an image file name (.{', .'.join(sorted(kinds))})")
@@ -440,12 +478,26 @@ def plot(kind: str, out: Path, bench: str | None, store: Path | None) -> None:
     click.echo(str(out))
 
 
+@main.command()
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="The site's folder.")
+@click.option("--set", "run_set", default=None, help="Only this run set.")
+@store_option
+def report(out: Path, run_set: str | None, store: Path | None) -> None:
+    """Write a static site of the runs to browse from disk: an index and a page a run."""
+    benchkit.recover(store)
+    click.echo(str(benchkit.report(store, out, run_set=run_set)))
+
+
 @main.command(name="import")
 @click.argument("file", type=click.Path(path_type=Path))
+@click.option(
+    "--map", "maps", multiple=True, help="SOURCE=COLUMN: the file's column SOURCE is COLUMN."
+)
+@click.option("--ignore", multiple=True, help="A column of the file to leave out.")
 @store_option
-def import_(file: Path, store: Path | None) -> None:
+def import_(file: Path, maps: tuple[str, ...], ignore: tuple[str, ...], store: Path | None) -> None:
     """Add runs recorded elsewhere (a CSV file) to the store, marked imported."""
-    ids = benchkit.import_runs(file, store)
+    ids = benchkit.import_runs(file, store, mapping=dict(_pairs("--map", maps)), ignore=ignore)
     click.echo(f"imported {len(ids)} runs from {file}")
 
 
@@ -453,6 +505,16 @@ def import_(file: Path, store: Path | None) -> None:
 @click.option("--base", required=True, help="The ref before the change.")
 @click.option("--head", required=True, help="The ref after the change.")
 @click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--factor",
+    type=click.FloatRange(min=1.0),
+    default=1.1,
+    show_default=True,
+    help="A duration change is called only past this ratio, with repeats apart.",
+)
+@click.option(
+    "--fail-on-flip", is_flag=True, help="Exit 1 when a test passing at base fails at head."
+)
 @click.option("--repo", type=click.Path(path_type=Path), default=Path("."), show_default=True)
 @bench_env_option
 @store_option
@@ -461,6 +523,8 @@ def ab_(
     base: str,
     head: str,
     repeat: int,
+    factor: float,
+    fail_on_flip: bool,
     repo: Path,
     bench: str | None,
     store: Path | None,
@@ -468,13 +532,27 @@ def ab_(
 ) -> None:
     """Run the identical test command at both refs: `benchkit ab --base A --head B -- CMD`."""
     result = benchkit.ab(
-        base, head, list(command), repeat=repeat, repo=repo, store=store, bench=bench
+        base,
+        head,
+        list(command),
+        repeat=repeat,
+        repo=repo,
+        store=store,
+        bench=bench,
+        factor=factor,
     )
     for side in ("base", "head"):
         python = result.runs[side][0].python or "no python found"
         click.echo(f"{side} {result.sha(side)}  python {python}")
     click.echo("")
     click.echo(result.to_markdown())
+    broke = result.broke()
+    if fail_on_flip and broke:
+        names = ", ".join(f.test for f in broke)
+        click.echo(
+            f"benchkit: {len(broke)} test(s) passed at base and fail at head: {names}", err=True
+        )
+        raise SystemExit(1)
 
 
 @main.command()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import benchkit
+from benchkit.change.ab import duration_change
 from benchkit.change.probe import DISCRIMINATES, DOES_NOT, FAILS_AT_HEAD, PROVES_NOTHING, judge
 from benchkit.gate.junit import CaseResult
 from tests.conftest import activate, make_repo
@@ -281,3 +282,37 @@ def test_ab_never_reads_a_report_an_earlier_run_left(tmp_path: Path) -> None:
     base, head = result.runs["base"][0], result.runs["head"][0]
     assert (base.passed, base.failed) == (1, 1)
     assert head.cases is None and head.passed is None  # no report of its own: no figures
+
+
+def test_ab_fail_on_flip_exits_1_when_a_passing_test_fails_at_head(
+    repo: Path, tmp_path: Path
+) -> None:
+    # From fix back to main: test_scale passed at fix and fails at main.
+    argv = [sys.executable, "-m", "benchkit.cli", "ab", "--repo", str(repo)]
+    env = {**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")}
+    broken = [*argv, "--base", "fix", "--head", "main", "--fail-on-flip", "--", *JUNIT]
+    done = subprocess.run(broken, env=env, capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip() == (
+        "benchkit: 1 test(s) passed at base and fail at head: tests/test_calc.py::test_scale"
+    )
+    assert "| tests/test_calc.py::test_scale | passed | failed |" in done.stdout
+    fixed = [*argv, "--base", "main", "--head", "fix", "--fail-on-flip", "--", *JUNIT]
+    done = subprocess.run(fixed, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr  # failed -> passed and a new test: no break
+
+
+@pytest.mark.parametrize(
+    ("base", "head", "said"),
+    [
+        ([1.0], [2.0], "head 2.00x base: not judged, one run a side"),
+        ([1.0, 1.1, 1.05], [1.5, 1.6, 1.55], "head 1.48x base: slower"),
+        ([1.0, 1.1, 1.05], [0.5, 0.6, 0.55], "head 0.52x base: faster"),
+        ([1.0, 2.0, 1.5], [1.9, 2.2, 2.0], "head 1.33x base: no change shown"),  # overlap
+        ([1.0, 1.01, 1.02], [1.05, 1.06, 1.07], "head 1.05x base: no change shown"),  # < factor
+    ],
+)
+def test_a_duration_change_is_called_only_when_the_repeats_say_it_is_real(
+    base: list[float], head: list[float], said: str
+) -> None:
+    assert duration_change(base, head, factor=1.1).startswith(said)

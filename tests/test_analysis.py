@@ -17,7 +17,15 @@ from matplotlib.figure import Figure
 import benchkit
 from benchkit.analysis.compare import compare, flips, paired
 from benchkit.analysis.markdown import markdown_table
-from benchkit.analysis.pilot_table import check_cell, coverage_cell, sessions_cell
+from benchkit.analysis.pilot_table import (
+    arm_cell,
+    budget_cell,
+    check_cell,
+    coverage_cell,
+    gate_cell,
+    label_cell,
+    sessions_cell,
+)
 from benchkit.analysis.stats import bootstrap_mean, pairs_needed, sign_test
 from benchkit.analysis.text import gate_findings
 from benchkit.errors import ImportFileError, UsageError
@@ -85,18 +93,51 @@ def _runs(rows: list[tuple[str, str, int, float, str]]) -> pl.DataFrame:
 
 def test_compare_groups_means_and_intervals() -> None:
     runs = _runs(
-        [("a", "b1", t, 0.2 * t, "pass") for t in range(1, 6)] + [("b", "b1", 1, 0.5, "fail")]
+        [("a", "b1", t, 0.1 * t, "pass") for t in range(1, 7)] + [("b", "b1", 1, 0.5, "fail")]
     )
     result = compare(runs, by=["arm", "executor"], metrics=["coverage", "pass"])
     a, b = result.frame.sort("arm").to_dicts()
-    assert (a["runs"], a["few_runs"], a["coverage_mean"]) == (5, False, pytest.approx(0.6))
-    assert a["coverage_low"] < 0.6 < a["coverage_high"]
+    assert (a["runs"], a["few_runs"], a["coverage_mean"]) == (6, False, pytest.approx(0.35))
+    assert a["coverage_low"] < 0.35 < a["coverage_high"]
     assert (b["runs"], b["few_runs"], b["coverage_low"]) == (1, True, None)  # no interval
     markdown = result.to_markdown()
-    assert "| a | cli | 5 | 60% [" not in markdown  # coverage is a share, shown as a number
-    assert "| b | cli | 1 (few) | 0.5 | 0% |" in markdown
+    assert "| a | cli | 6 | 35.0% [" not in markdown  # coverage is a share, shown as a number
+    assert "| b | cli | 1 (few) | 0.5 | 0.0% [0.0%, 79.3%] |" in markdown  # Wilson, even at 1
+    assert "(few): fewer than 6 runs" in markdown  # the rule paired uses for pairs
     with pytest.raises(UsageError, match="no metric 'speed'"):
         compare(runs, metrics=["speed"])
+
+
+def test_a_rate_of_5_of_5_has_an_interval_below_100_percent() -> None:
+    runs = _runs([("a", "b1", t, 1.0, "pass") for t in range(1, 6)])
+    [row] = compare(runs, metrics=["pass"]).frame.to_dicts()
+    assert row["pass_mean"] == 1.0 and row["pass_high"] == 1.0
+    assert row["pass_low"] == pytest.approx(0.5655, abs=1e-4)  # Wilson; never [100%, 100%]
+    none = _runs([("a", "b1", t, 1.0, "fail") for t in range(1, 6)])
+    [row] = compare(none, metrics=["pass"]).frame.to_dicts()
+    assert (row["pass_low"], round(row["pass_high"], 4)) == (0.0, 0.4345)
+
+
+def test_compare_takes_any_numeric_column_and_sums() -> None:
+    runs = _runs([("a", "b1", t, 0.5, "pass") for t in range(1, 4)])
+    result = compare(runs, metrics=["trial", "cost"], sums=True)
+    [row] = result.frame.to_dicts()
+    assert (row["trial_mean"], row["trial_sum"]) == (2.0, 6.0)
+    assert "| trial sum |" in result.to_markdown().splitlines()[0] + "|"
+
+
+def test_paired_names_its_unit_and_what_it_averaged_over() -> None:
+    rows = [("new", "b1", t, 0.9, "pass") for t in (1, 2)]
+    rows += [("old", "b1", t, 0.3, "fail") for t in (1, 2)]
+    frame = _runs(rows)
+    two = pl.concat([frame, frame.with_columns(pl.lit("sdk").alias("executor"))])
+    result = paired(two, "new", "old")
+    assert result.averaged == ("executor",)
+    assert result.verdict.endswith("; averaged over executor inside each unit")
+    table = result._repr_markdown_()
+    assert "| pairs (bench, trial) | 2 |" in table
+    assert "| averaged inside a unit | executor |" in table
+    assert paired(two, "new", "old", on=("bench", "trial", "executor")).averaged == ()
 
 
 def test_paired_is_inconclusive_at_3_runs_per_arm() -> None:
@@ -170,8 +211,23 @@ def test_sessions_and_coverage_cells() -> None:
         "test_verdict": "pass",
         "regressions": 0,
     }
-    assert coverage_cell(cov) == "10/51, 0 unrelated, no regressions"
-    assert coverage_cell({**cov, "regressions": 2}) == "10/51, 0 unrelated, 2 regressions"
+    assert coverage_cell(cov) == "10/51, 0 unrelated"
+    assert coverage_cell({**cov, "sites_unrelated": None}) == "10/51, - unrelated"
+    assert gate_cell(cov) == "pass, 0 regressions"  # a count of 0 reads 0
+    assert gate_cell({**cov, "test_verdict": "fail", "regressions": 1}) == "fail, 1 regression"
+    assert gate_cell({**cov, "test_verdict": None}) == "-"
+    error = {"test_verdict": "error", "regressions": 0, "test_reasons": "the tests did not run"}
+    assert gate_cell(error) == "error (the tests did not run)"
+
+
+def test_the_pilot_table_marks_simulated_and_imported_runs_and_a_budget_stop() -> None:
+    row = {"arm": "tool", "executor": "cli", "model": "small", "origin": "simulated"}
+    assert label_cell(row, "after") == "after (simulated)"
+    assert label_cell({**row, "origin": "pilot"}, "after") == "after"
+    assert arm_cell(row) == "tool (cli, small)"
+    assert arm_cell({**row, "model": ""}) == "tool (cli)"
+    assert budget_cell({"cost_usd": 0.5, "over_budget": True}) == "$0.5000, over budget"
+    assert budget_cell({"cost_usd": None, "over_budget": None}) == "-"
 
 
 def test_markdown_cells_escape_pipes() -> None:
@@ -259,6 +315,43 @@ def test_a_bad_csv_names_the_row_and_column(
     assert message in str(caught.value)
 
 
+PUBLISHED = """tool,model,task,attempts,sites,seconds,spend_usd,notes
+upgrader,small,t1,2,3,10.25,0.013,a
+upgrader,small,t2,1,5,11.50,0.021,
+upgrader,small,t3,3,2,9.75,0.008,b
+upgrader,large,t1,1,6,20.00,0.120,
+upgrader,large,t2,2,7,18.40,0.095,c
+"""
+# The paper's aggregate of the table above, per model: attempts, sites, seconds, spend.
+PUBLISHED_SUMS = {"large": ["3", "13", "38.4", "0.215"], "small": ["6", "10", "31.5", "0.042"]}
+MAP = ["tool=arm", "task=bench", "attempts=sessions", "sites=sites_covered"]
+MAP += ["seconds=wall_s", "spend_usd=cost_usd"]
+
+
+def test_a_published_table_imported_with_a_map_gives_back_its_sums(tmp_path: Path) -> None:
+    path = tmp_path / "published.csv"
+    path.write_text(PUBLISHED)
+    with pytest.raises(ImportFileError) as caught:  # every unknown column at once
+        read_csv(path)
+    assert str(caught.value).startswith(
+        f"{path}: tool, task, attempts, sites, seconds, spend_usd, notes: 7 unknown columns"
+    )
+    argv = [sys.executable, "-m", "benchkit.cli", "import", str(path)]
+    argv += [a for m in MAP for a in ("--map", m)] + ["--ignore", "notes"]
+    env = {**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")}
+    done = subprocess.run(argv, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    argv = [sys.executable, "-m", "benchkit.cli", "compare", "--by", "model", "--sum"]
+    argv += [a for m in ("sessions", "sites_covered", "wall", "cost") for a in ("--metric", m)]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    rows = [line.strip("|").split("|") for line in done.stdout.splitlines()[2:4]]
+    sums = {cells[0].strip(): [c.strip() for c in cells[-4:]] for cells in rows}
+    assert sums == PUBLISHED_SUMS
+    with pytest.raises(ImportFileError, match="nope: no such column in the file"):
+        read_csv(path, {"nope": "arm"})
+
+
 def test_cli_import_and_its_errors(tmp_path: Path) -> None:
     good, bad = tmp_path / "good.csv", tmp_path / "bad.csv"
     good.write_text(CSV)
@@ -294,6 +387,33 @@ def test_every_plot_is_a_figure(kind: str, tmp_path: Path) -> None:
     out = tmp_path / f"{kind}.png"
     figure.savefig(out)
     assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_plot_shows_in_a_notebook_groups_by_any_column_and_says_when_empty() -> None:
+    runs = _runs([("a", "b1", t, 0.2 * t, "pass") for t in range(1, 4)])
+    runs = pl.concat([runs, runs.with_columns(pl.lit("sdk").alias("executor"))])
+    figure = benchkit.plot("coverage-cost", runs)
+    assert figure._repr_png_()[:4] == b"\x89PNG"  # what Jupyter shows, pyplot or not
+    [legend] = figure.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["a / cli (3)", "a / sdk (3)"]
+    marks = [str(h.get_paths()[0].vertices) for h in legend.legend_handles]  # type: ignore[union-attr]
+    assert len(set(marks)) == 2  # a marker per group, not only a colour
+    [legend] = benchkit.plot("coverage-cost", runs, by="bench").legends
+    assert [t.get_text() for t in legend.get_texts()] == ["b1 (6)"]
+    with pytest.raises(UsageError, match="none of the 6 runs reports a cost"):
+        benchkit.plot("coverage-cost", runs.with_columns(pl.lit(None).alias("cost_usd")))
+    with pytest.raises(UsageError, match="no runs to plot"):
+        benchkit.plot("wall", runs.clear())
+    with pytest.raises(UsageError, match="no column 'colour'"):
+        benchkit.plot("wall", runs, by=["colour"])
+
+
+def test_the_checks_plot_counts_the_tests_by_the_gate() -> None:
+    runs = _runs([("human", "b1", t, 1.0, "pass") for t in range(1, 4)])
+    runs = runs.with_columns(pl.lit("fail").alias("test_status"))  # a preexisting failure
+    axes = benchkit.plot("checks", runs).axes[0]
+    [tests] = [c for c in axes.containers if c.get_label() == "test (gate)"]
+    assert [bar.get_height() for bar in tests] == [1.0]
 
 
 def test_cli_plot_saves_a_png(tmp_path: Path) -> None:

@@ -188,53 +188,17 @@ def test_the_pilot_table_of_two_demo_runs(demo_runs: pl.DataFrame) -> None:
         [demo_runs.filter(pl.col("arm") == arm) for arm in ("replay:agent-a", "fake-agent")]
     )
     table = str(benchkit.evidence(frame, labels=["agent-a", "fake agent"]))
+    header = ["run", "run id", "bench", "base", "arm (executor, model)", "install", "typecheck"]
+    header += ["lint", "test", "build", "gate", "flaky files", "sessions", "cost", "wall", "CI"]
+    agent_a = ["agent-a", "ID", "demo", "SHA", "replay:agent-a (local)", "ok", "ok", "ok"]
+    agent_a += ["fail (2 fail)", "ok", "flaky-pass, 0 regressions", "tests/test_clock.py", "-"]
+    fake = ["fake agent", "ID", "demo", "SHA", "fake-agent (cli)", "ok", "ok", "ok"]
+    fake += ["fail (1 fail)", "ok", "pass, 0 regressions", "none", "1", "$0.0548"]
     expected = [
-        [
-            "run",
-            "executor",
-            "install",
-            "typecheck",
-            "lint",
-            "test",
-            "build",
-            "flaky files",
-            "sessions",
-            "cost",
-            "wall",
-            "CI",
-            "coverage vs human",
-        ],
-        ["---"] * 13,
-        [
-            "agent-a",
-            "local",
-            "ok",
-            "ok",
-            "ok",
-            "fail (2 fail)",
-            "ok",
-            "tests/test_clock.py",
-            "-",
-            "-",
-            "WALL",
-            "-",
-            "7/15, 1 unrelated, no regressions",
-        ],
-        [
-            "fake agent",
-            "cli",
-            "ok",
-            "ok",
-            "ok",
-            "fail (1 fail)",
-            "ok",
-            "none",
-            "1",
-            "$0.0548",
-            "WALL",
-            "-",
-            "4/15, 0 unrelated, no regressions",
-        ],
+        [*header, "coverage vs human"],
+        ["---"] * 17,
+        [*agent_a, "-", "WALL", "-", "7/15, 1 unrelated"],
+        [*fake, "WALL", "-", "4/15, 0 unrelated"],
     ]
     lines = table.splitlines()
     assert len(lines) == len(expected)
@@ -244,6 +208,10 @@ def test_the_pilot_table_of_two_demo_runs(demo_runs: pl.DataFrame) -> None:
         for have, want in zip(got, cells, strict=True):
             if want == "WALL":
                 assert re.fullmatch(r"\d+\.\d s", have), have
+            elif want == "ID":
+                assert re.fullmatch(r"\d{8}T\d{6}-[0-9a-f]{8}", have), have
+            elif want == "SHA":
+                assert re.fullmatch(r"[0-9a-f]{10}", have), have
             else:
                 assert have == want
 

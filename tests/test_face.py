@@ -66,8 +66,8 @@ def test_what_pilot_returns_goes_to_compare_and_evidence(tiny: TinyRepo, tmp_pat
     assert comparison.frame["arm"].to_list() == ["human", "noop"]
     assert comparison.frame["coverage_mean"].to_list() == [1.0, 0.0]
     text = str(benchkit.evidence(runs, labels=["after", "before"]))
-    assert "| after | local | - | - | ok | ok | - |" in text
-    assert "2/2, 0 unrelated, no regressions |" in text
+    assert "| human (local) | - | - | ok | ok | - | pass, 0 regressions |" in text
+    assert "| 2/2, 0 unrelated |" in text
     assert str(benchkit.evidence([r.run_id for r in runs], store=tmp_path)) == str(
         benchkit.evidence(runs)
     )
@@ -140,7 +140,7 @@ def _benchkit(*args: str, cwd: Path, store: Path) -> subprocess.CompletedProcess
         (["evidence"], "RUN_IDS: give at least one run id"),
         (["evidence", "--label", "before"], "--label: takes NAME=VALUE, not 'before'"),
         (["import", "missing.csv"], "missing.csv: no such file"),
-        (["import", "runs.csv"], "runs.csv: speed: unknown column"),
+        (["import", "runs.csv"], "runs.csv: speed: an unknown column"),
         (["pilot", "--bench", "nope"], "nope: no such bench (bundled: demo)"),
         (["pilot", "--arm", "nope"], "nope: no such arm (built in: human, noop"),
         (["pilot", "--arm", "replay:"], "replay:: replay needs a patch"),

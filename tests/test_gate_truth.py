@@ -148,7 +148,7 @@ def test_tests_that_do_not_run_at_base_are_an_error_not_a_pass(tmp_path: Path) -
         ["pass_mean", "error_mean"]
     ].row(0) == (0.0, 1.0)
     evidence = str(benchkit.evidence([run]))
-    assert "tests not judged (the tests did not run at base: pytest was interrupted" in evidence
+    assert "| error (the tests did not run at base: pytest was interrupted" in evidence
 
 
 def test_a_collection_error_the_arm_brings_is_a_fail(tmp_path: Path) -> None:

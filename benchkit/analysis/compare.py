@@ -1,24 +1,26 @@
 """Comparing arms and executors over many runs, with honest intervals.
 
 - `compare`: per group (say arm and executor), the number of runs, the mean of each
-  metric and its 95% bootstrap interval; a group of fewer than `stats.FEW` runs is
-  flagged, and one of fewer than 2 has no interval at all.
+  metric (a named one, or any numeric column) with its 95% interval (Wilson for a
+  rate, which never collapses at 0% or 100%; a bootstrap for other means), and sums
+  on request; a group of fewer than `stats.FEW` runs is marked.
 - `paired`: two arms over the units they share (bench and trial): a paired
   bootstrap on the metric's differences and an exact sign test on pass/fail, which
-  says "inconclusive" when there are too few pairs to reach p < 0.05 at all.
+  says "inconclusive" below `stats.FEW` pairs (the same rule), and says which factors
+  it averaged over inside a unit.
 - `flips`: the benches whose verdict differs between two arms.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
 from benchkit.analysis.markdown import NONE, markdown_table
-from benchkit.analysis.stats import ALPHA, FEW, bootstrap_mean, pairs_needed, sign_test
+from benchkit.analysis.stats import ALPHA, FEW, bootstrap_mean, sign_test, wilson
 from benchkit.errors import UsageError
 from benchkit.store.query import RunsLike, runs_frame
 
@@ -38,8 +40,19 @@ def passed() -> pl.Expr:
     ).cast(pl.Float64)
 
 
-def metric_exprs(columns: Sequence[str]) -> dict[str, pl.Expr]:
-    """Every metric the runs' columns allow, by name."""
+def gate_passed() -> pl.Expr:
+    """The tests by the gate's verdict (flaky-pass passes; a preexisting failure does
+    not fail them); null where the gate did not judge."""
+    gate = pl.col("test_verdict")
+    return pl.when(gate.is_not_null() & (gate != "error")).then(
+        gate.is_in(["pass", "flaky-pass"]).cast(pl.Float64)
+    )
+
+
+def metric_exprs(schema: Mapping[str, pl.DataType]) -> dict[str, pl.Expr]:
+    """Every metric the runs' columns allow, by name: the named ones, then every other
+    numeric column by its own name."""
+    columns = list(schema)
     total = pl.col("sites_total").cast(pl.Float64)
     found: dict[str, pl.Expr] = {
         "coverage": pl.when(total > 0).then(pl.col("sites_covered") / total),
@@ -54,6 +67,8 @@ def metric_exprs(columns: Sequence[str]) -> dict[str, pl.Expr]:
             (pl.col("test_verdict") == "flaky-pass").cast(pl.Float64)
         ),
     }
+    if "test_verdict" in columns:
+        found["gate"] = gate_passed()
     if "resolved" in columns:
         found["resolved"] = pl.col("resolved").cast(pl.Float64)
     for check in CHECKS:
@@ -61,10 +76,13 @@ def metric_exprs(columns: Sequence[str]) -> dict[str, pl.Expr]:
             found[f"{check}_ok"] = pl.when(pl.col(f"{check}_status").is_not_null()).then(
                 _ok(f"{check}_status")
             )
+    for name, dtype in schema.items():
+        if name not in found and (dtype.is_numeric() or dtype == pl.Boolean):
+            found[name] = pl.col(name).cast(pl.Float64)
     return found
 
 
-RATES = {"pass", "error", "flaky", "resolved", *(f"{c}_ok" for c in CHECKS)}
+RATES = {"pass", "error", "flaky", "gate", "resolved", *(f"{c}_ok" for c in CHECKS)}
 DEFAULT_METRICS = (
     "coverage",
     "matched",
@@ -74,6 +92,7 @@ DEFAULT_METRICS = (
     "pass",
     "error",
     "flaky",
+    "gate",
     *(f"{c}_ok" for c in CHECKS),
 )
 
@@ -85,6 +104,8 @@ class Comparison:
     frame: pl.DataFrame
     by: tuple[str, ...]
     metrics: tuple[str, ...]
+    sums: bool = False
+    rates: frozenset[str] = frozenset(RATES)
 
     def to_markdown(self) -> str:
         return comparison_table(self)
@@ -115,14 +136,18 @@ def compare(
     by: str | Sequence[str] = "arm",
     metrics: Sequence[str] | None = None,
     *,
+    sums: bool = False,
     seed: int = 0,
 ) -> Comparison:
-    """Per group: runs, the mean of each metric and its 95% bootstrap interval. The
-    runs as `bk.runs()` or `bk.pilot()` gave them."""
+    """Per group: runs, the mean of each metric and its 95% interval (Wilson for a
+    rate, a bootstrap otherwise), and with `sums` each metric's sum. A metric is one
+    of `DEFAULT_METRICS` or any numeric column. The runs as `bk.runs()` or
+    `bk.pilot()` gave them."""
     lazy = runs_frame(runs)
-    columns = lazy.collect_schema().names()
-    keys = _group_keys(by, columns)
-    available = metric_exprs(columns)
+    schema = lazy.collect_schema()
+    keys = _group_keys(by, schema.names())
+    available = metric_exprs(dict(schema))
+    rates = RATES | {name for name, dtype in schema.items() if dtype == pl.Boolean}
     wanted = tuple(m for m in (metrics or DEFAULT_METRICS) if m in available)
     unknown = [m for m in (metrics or ()) if m not in available]
     if unknown:
@@ -133,6 +158,7 @@ def compare(
         .agg(
             pl.len().alias("runs"),
             *[pl.col(m).mean().alias(f"{m}_mean") for m in wanted],
+            *[pl.col(m).sum().alias(f"{m}_sum") for m in wanted],
             *[pl.col(m).drop_nulls().alias(f"{m}_values") for m in wanted],
         )
         .sort(keys)
@@ -145,23 +171,36 @@ def compare(
         row["few_runs"] = group["runs"] < FEW
         for m in wanted:
             values = np.asarray(group[f"{m}_values"], dtype=float)
-            interval = bootstrap_mean(values, seed=seed)
+            interval = (
+                wilson(int(values.sum()), len(values))
+                if m in rates
+                else bootstrap_mean(values, seed=seed)
+            )
             row[f"{m}_mean"] = group[f"{m}_mean"]
+            if sums:
+                row[f"{m}_sum"] = group[f"{m}_sum"] if len(values) else None
             row[f"{m}_n"] = len(values)
             row[f"{m}_low"] = interval[0] if interval else None
             row[f"{m}_high"] = interval[1] if interval else None
         rows.append(row)
     frame = pl.DataFrame(rows) if rows else pl.DataFrame({k: [] for k in (*keys, "runs")})
-    return Comparison(frame=frame, by=keys, metrics=wanted)
+    return Comparison(
+        frame=frame, by=keys, metrics=wanted, sums=sums, rates=frozenset(rates & set(wanted))
+    )
+
+
+FACTORS = ("bench", "arm", "executor", "model", "max_cost", "trial")
 
 
 @dataclass(frozen=True, kw_only=True)
 class Paired:
-    """Two arms over the units (bench, trial) both ran."""
+    """Two arms over the units (by default bench and trial) both ran."""
 
     a: str
     b: str
     metric: str
+    on: tuple[str, ...]
+    averaged: tuple[str, ...]  # factors that differ inside a unit, averaged over
     pairs: int
     mean_difference: float | None  # a - b
     low: float | None
@@ -169,7 +208,7 @@ class Paired:
     wins: int  # units where a passed and b did not
     losses: int  # units where b passed and a did not
     p_value: float
-    needed: int  # the fewest pairs that can reach significance
+    needed: int  # the fewest pairs that can reach significance: `stats.FEW`
     verdict: str
 
     def _repr_markdown_(self) -> str:
@@ -201,21 +240,25 @@ def paired(
     on: Sequence[str] = ("bench", "trial"),
     seed: int = 0,
 ) -> Paired:
-    """Arm `a` against arm `b` over the (bench, trial) units they share."""
+    """Arm `a` against arm `b` (values of `column`) over the units (`on`) they share.
+    Factors that differ inside a unit (say two executors) are averaged over, and the
+    verdict says so."""
     lazy = runs_frame(runs)
-    known = metric_exprs(lazy.collect_schema().names())
+    schema = lazy.collect_schema()
+    known = metric_exprs(dict(schema))
     if metric not in known:
         raise UsageError("metric", "", f"no metric {metric!r} (known: {', '.join(known)})")
     units = _pair_units(lazy, column, a, b, known[metric], on)
+    averaged = _averaged(lazy, column, a, b, on, schema.names())
     diffs = (units["value"] - units["value_b"]).drop_nulls().to_numpy()
     wins = int(((units["pass"] >= 0.5) & (units["pass_b"] < 0.5)).sum())
     losses = int(((units["pass_b"] >= 0.5) & (units["pass"] < 0.5)).sum())
-    needed = pairs_needed()
+    needed = FEW
     interval = bootstrap_mean(diffs, seed=seed)
     p_value = sign_test(wins, losses)
     if len(units) < needed:
         verdict = (
-            f"inconclusive: {len(units)} pairs cannot reach p < {ALPHA:g} at all; "
+            f"inconclusive: {_pairs(len(units))} cannot reach p < {ALPHA:g} at all; "
             f"at least {needed} are needed"
         )
     elif interval is not None and interval[0] > 0:
@@ -230,10 +273,14 @@ def paired(
         )
     elif wins + losses >= needed:
         verdict += f"; pass/fail sign test p = {p_value:.3g}"
+    if averaged:
+        verdict += f"; averaged over {', '.join(averaged)} inside each unit"
     return Paired(
         a=a,
         b=b,
         metric=metric,
+        on=tuple(on),
+        averaged=averaged,
         pairs=len(units),
         mean_difference=float(diffs.mean()) if len(diffs) else None,
         low=interval[0] if interval else None,
@@ -244,6 +291,27 @@ def paired(
         needed=needed,
         verdict=verdict,
     )
+
+
+def _pairs(n: int) -> str:
+    return f"{n} pair" if n == 1 else f"{n} pairs"
+
+
+def _averaged(
+    runs: pl.LazyFrame, column: str, a: str, b: str, on: Sequence[str], columns: Sequence[str]
+) -> tuple[str, ...]:
+    """The factors (executor, model, ...) with more than one value inside some unit."""
+    factors = [f for f in FACTORS if f in columns and f != column and f not in on]
+    if not factors:
+        return ()
+    most = (
+        runs.filter(pl.col(column).is_in([a, b]))
+        .group_by([*on, column])
+        .agg(*[pl.col(f).n_unique() for f in factors])
+        .select(*[pl.col(f).max() for f in factors])
+        .collect()
+    )
+    return tuple(f for f in factors if most.height and (most[f][0] or 0) > 1)
 
 
 def flips(
@@ -266,7 +334,9 @@ def flips(
 
 
 def _format(value: float, rate: bool) -> str:
-    return f"{value:.0%}" if rate else f"{value:.3g}"
+    """Enough digits to reproduce a figure: rates to 0.1%, other values to 6 significant
+    digits (a cent of a dollar, a hundredth of a second)."""
+    return f"{value:.1%}" if rate else f"{value:.6g}"
 
 
 def _interval(mean: float | None, low: float | None, high: float | None, rate: bool) -> str:
@@ -277,35 +347,45 @@ def _interval(mean: float | None, low: float | None, high: float | None, rate: b
     return f"{_format(mean, rate)} [{_format(low, rate)}, {_format(high, rate)}]"
 
 
-def comparison_table(comparison: Comparison) -> str:
-    """`compare`'s groups with each metric's mean and 95% interval."""
+def comparison_cells(comparison: Comparison) -> tuple[list[str], list[list[object]], str]:
+    """`compare`'s groups as a header, rows of cells (each metric's mean and 95%
+    interval, then its sum when asked) and the note that says how to read them."""
     frame = comparison.frame
-    header = [*comparison.by, "runs", *comparison.metrics]
-    body = []
+    sums = [m for m in comparison.metrics if comparison.sums]
+    header = [*comparison.by, "runs", *comparison.metrics, *[f"{m} sum" for m in sums]]
+    body: list[list[object]] = []
     for row in frame.iter_rows(named=True):
         runs = f"{row['runs']}" + (" (few)" if row.get("few_runs") else "")
-        body.append(
-            [
-                *[row[k] for k in comparison.by],
-                runs,
-                *[
-                    _interval(
-                        row.get(f"{m}_mean"), row.get(f"{m}_low"), row.get(f"{m}_high"), m in RATES
-                    )
-                    for m in comparison.metrics
-                ],
-            ]
-        )
+        means = [
+            _interval(
+                row.get(f"{m}_mean"),
+                row.get(f"{m}_low"),
+                row.get(f"{m}_high"),
+                m in comparison.rates,
+            )
+            for m in comparison.metrics
+        ]
+        totals = [NONE if row.get(f"{m}_sum") is None else f"{row[f'{m}_sum']:.6g}" for m in sums]
+        keys = [NONE if row[k] in (None, "") else row[k] for k in comparison.by]
+        body.append([*keys, runs, *means, *totals])
     note = (
-        "\n\nMeans with 95% bootstrap intervals. (few): fewer than 5 runs; "
-        "the interval rests on very little."
+        "Rates with 95% Wilson intervals, other means with 95% bootstrap intervals. "
+        f"(few): fewer than {FEW} runs, the fewest with which a two-sided sign test can "
+        f"reach p < {ALPHA:g} at all (paired calls fewer pairs inconclusive)."
     )
-    return markdown_table(header, body) + note
+    return header, body, note
+
+
+def comparison_table(comparison: Comparison) -> str:
+    """`compare`'s groups with each metric's mean and 95% interval, in markdown."""
+    header, body, note = comparison_cells(comparison)
+    return markdown_table(header, body) + "\n\n" + note
 
 
 def paired_table(result: Paired) -> str:
     rows: list[list[object]] = [
-        ["pairs (bench, trial)", result.pairs],
+        [f"pairs ({', '.join(result.on)})", result.pairs],
+        ["averaged inside a unit", ", ".join(result.averaged) or "nothing"],
         [
             f"mean {result.metric}, {result.a} - {result.b}",
             _interval(result.mean_difference, result.low, result.high, rate=False),

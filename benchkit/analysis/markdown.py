@@ -22,6 +22,8 @@ class Markdown:
 
 
 def _cell(value: object) -> str:
+    if value is None or value == "":
+        return NONE
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 

@@ -1,9 +1,11 @@
 """The pilot table in GitHub markdown, for pull-request bodies. Pure: rows in, text out.
 
 The pilot table has one row per run, labelled as the caller likes (`before`,
-`after`, an arm's name): executor; the local checks, each `ok` or `fail` with its
-count (`10 errors`, `1 fail`); flaky files; sessions; cost; wall time; CI where
-known; coverage of the human reference with unrelated changes and regressions.
+`after`, an arm's name; a simulated or imported run says so after its label): the
+run id, the bench and its base commit, the arm with its executor and model; the local
+checks, each `ok` or `fail` with its count (`10 errors`, `1 fail`); the gate's verdict
+with its regressions; flaky files; sessions; cost, with a budget stop; wall time; CI
+where known; coverage of the human reference with unrelated changes.
 """
 
 from __future__ import annotations
@@ -59,46 +61,80 @@ def wall_cell(seconds: float | None) -> str:
     return f"{minutes}m {rest:02d}s"
 
 
+def gate_cell(row: Mapping[str, Any]) -> str:
+    """The gate's verdict on the tests, with its regressions (`fail, 1 regression`)
+    and every reason it gave; `-` when it did not judge."""
+    verdict = row.get("test_verdict")
+    if verdict is None:
+        return NONE
+    regressions = row.get("regressions")
+    cell = str(verdict)
+    if regressions is not None and verdict != "error":  # error: the tests did not run at base
+        cell += f", {regressions} regression{'' if regressions == 1 else 's'}"
+    reasons = row.get("test_reasons")
+    if reasons:  # every reason of the gate reaches the table
+        cell += f" ({reasons})"
+    return cell
+
+
 def coverage_cell(row: Mapping[str, Any]) -> str:
     total = row.get("sites_total")
     if total is None:
         return NONE
-    regressions = row.get("regressions")
-    verdict = row.get("test_verdict")
-    if regressions:
-        tests = f"{regressions} regression{'s' if regressions != 1 else ''}"
-    elif verdict == "fail":
-        tests = "tests fail"
-    elif verdict in ("error", None):  # error: the tests did not run at base
-        tests = "tests not judged"
-    else:
-        tests = "no regressions"
-    reasons = row.get("test_reasons")
-    if reasons:  # every reason of the gate reaches the table
-        tests += f" ({reasons})"
-    return f"{row.get('sites_covered')}/{total}, {row.get('sites_unrelated')} unrelated, {tests}"
+    unrelated = row.get("sites_unrelated")
+    return (
+        f"{row.get('sites_covered')}/{total}, {NONE if unrelated is None else unrelated} unrelated"
+    )
+
+
+def _value(value: object) -> str:
+    return NONE if value is None or value == "" else str(value)
+
+
+def label_cell(row: Mapping[str, Any], label: str) -> str:
+    origin = row.get("origin")
+    return f"{label} ({origin})" if origin in ("simulated", "imported") else label
+
+
+def arm_cell(row: Mapping[str, Any]) -> str:
+    """The arm with its executor and model: `tool-v2 (cli, small)`."""
+    setup = [str(row[k]) for k in ("executor", "model") if row.get(k) not in (None, "")]
+    return f"{_value(row.get('arm'))} ({', '.join(setup)})" if setup else _value(row.get("arm"))
+
+
+def budget_cell(row: Mapping[str, Any]) -> str:
+    cell = cost_cell(row.get("cost_usd"))
+    return f"{cell}, over budget" if row.get("over_budget") else cell
 
 
 def pilot_row(row: Mapping[str, Any], label: str) -> list[str]:
     flaky = row.get("flaky_files") or []
-    cost = row.get("cost_usd")
+    sha = row.get("base_sha")
     return [
-        label,
-        str(row.get("executor") or NONE),
+        label_cell(row, label),
+        _value(row.get("run_id")),
+        _value(row.get("bench")),
+        str(sha)[:10] if sha else NONE,
+        arm_cell(row),
         *[check_cell(row.get(f"{c}_status"), row.get(f"{c}_count"), c) for c in CHECKS],
+        gate_cell(row),
         ", ".join(flaky) if flaky else "none",
         sessions_cell(row),
-        cost_cell(cost),
+        budget_cell(row),
         wall_cell(row.get("wall_s")),
-        str(row.get("ci_status") or NONE),
+        _value(row.get("ci_status")),
         coverage_cell(row),
     ]
 
 
 PILOT_HEADER = (
     "run",
-    "executor",
+    "run id",
+    "bench",
+    "base",
+    "arm (executor, model)",
     *CHECKS,
+    "gate",
     "flaky files",
     "sessions",
     "cost",

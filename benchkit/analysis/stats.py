@@ -12,7 +12,6 @@ from benchkit.gate.intervals import Z95
 
 BOOTSTRAP_SAMPLES = 2000
 NORMAL_ABOVE = 1000  # values past which a mean's bootstrap gives way to its normal limit
-FEW = 5  # fewer runs than this: the interval is shown, and flagged as resting on few runs
 ALPHA = 0.05
 
 
@@ -63,3 +62,21 @@ def pairs_needed(alpha: float = ALPHA) -> int:
     while sign_test(n, 0) > alpha:
         n += 1
     return n
+
+
+# Fewer runs (or pairs) than this are "few": the fewest with which a two-sided sign
+# test can reach p < ALPHA at all. `compare` marks such groups and `paired` calls such
+# a comparison inconclusive: one rule for both.
+FEW = pairs_needed()
+
+
+def wilson(successes: int, n: int) -> tuple[float, float] | None:
+    """95% Wilson score interval of a rate: it never collapses at 0% or 100% (5 of 5
+    gives about [57%, 100%]). None for no trials."""
+    if n == 0:
+        return None
+    p = successes / n
+    z2 = Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)

@@ -49,16 +49,19 @@ def name(row: Mapping[str, Any], show: Sequence[str] = ()) -> str:
     return f"{' '.join(map(str, parts))} #{row.get('trial')}"
 
 
-def columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+STORE_COLUMNS = ("bench", "arm", "executor", "model", "origin", "run_set")  # of `runs`
+
+
+def columns(rows: Sequence[Mapping[str, Any]], every: bool = False) -> list[str]:
+    """The table's columns: the spec columns that tell the rows apart, or with `every`
+    (a store's runs) all of `STORE_COLUMNS`."""
     checks: list[str] = []
     for row in rows:
         checks += [c for c in check_names(row) if c not in checks]
-    shown = varying(rows)
+    shown = STORE_COLUMNS if every else ("arm", *varying(rows))
     return [
         "run_id",
-        *(["bench"] if "bench" in shown else []),
-        "arm",
-        *(c for c in ("executor", "model") if c in shown),
+        *(c for c in STORE_COLUMNS if c in shown),
         "trial",
         "status",
         *checks,
@@ -73,29 +76,39 @@ def columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     ]
 
 
+def _text(value: object) -> str:
+    """A cell's text; a null (or an empty name) reads `-`."""
+    return "-" if value is None or value == "" else str(value)
+
+
+def _of(part: object, total: object) -> str:
+    return "-" if part is None else f"{part}/{_text(total)}"
+
+
 def cells(row: Mapping[str, Any], header: Sequence[str]) -> list[str]:
+    wall = row.get("wall_s")
     fixed = {
-        **{c: str(row.get(c, "")) for c in SPEC_COLUMNS},
-        "run_id": str(row.get("run_id", "")),
-        "arm": str(row.get("arm", "")),
-        "trial": str(row.get("trial", "")),
-        "status": str(row.get("status", ""))
+        **{c: _text(row.get(c)) for c in STORE_COLUMNS},
+        "run_id": _text(row.get("run_id")),
+        "trial": _text(row.get("trial")),
+        "status": _text(row.get("status"))
         + (f" ({row['failure_kind']})" if row.get("failure_kind") else ""),
-        "gate": str(row.get("test_verdict") or "-"),
+        "gate": _text(row.get("test_verdict")),
         "cost": _cost(row.get("cost_usd")),
-        "covered": f"{row.get('sites_covered')}/{row.get('sites_total')}",
-        "matched": f"{row.get('sites_matched')}/{row.get('sites_total')}",
-        "unrelated": str(row.get("sites_unrelated")),
+        "covered": _of(row.get("sites_covered"), row.get("sites_total")),
+        "matched": _of(row.get("sites_matched"), row.get("sites_total")),
+        "unrelated": _text(row.get("sites_unrelated")),
         "recall": _ratio(row.get("files_recall")),
         "precision": _ratio(row.get("files_precision")),
-        "wall_s": f"{row.get('wall_s') or 0:.1f}",
+        "wall_s": "-" if wall is None else f"{wall:.1f}",
     }
     return [fixed[h] if h in fixed else _check_cell(row, h) for h in header]
 
 
-def table(rows: Sequence[Mapping[str, Any]]) -> str:
-    """An aligned text table, one line per run; checks read `status(count)`."""
-    header = columns(rows)
+def table(rows: Sequence[Mapping[str, Any]], every: bool = False) -> str:
+    """An aligned text table, one line per run; checks read `status(count)`; with
+    `every`, all of `STORE_COLUMNS`."""
+    header = columns(rows, every)
     body = [cells(row, header) for row in rows]
     widths = [
         max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)

@@ -4,7 +4,11 @@ The identical command runs at the base and at the head, each in a fresh worktree
 the same repository, `repeat` times per side. Recorded in the store's `ab` table
 (one row per side and repeat) and rendered as a markdown table for a PR body: per
 side its sha, passed, failed, skipped and duration (min and median over repeats),
-then the tests whose outcome flipped between the sides (these need a JUnit report).
+whether the duration changed (only when the repeats say it is real: the medians
+differ by more than a factor and the two sides' repeats do not overlap, as asv's
+`compare --factor` asks), then the tests whose outcome flipped between the sides
+(these need a JUnit report). `broke()` names the tests that went from passing to
+failing: `benchkit ab --fail-on-flip` exits 1 on any.
 """
 
 from __future__ import annotations
@@ -24,6 +28,23 @@ from benchkit.store.schema import SCHEMA_VERSION, table_schema
 from benchkit.workspace.git import mirror_repository, resolve_ref
 
 SIDES = ("base", "head")
+FACTOR = 1.1  # a duration change smaller than this is never called one
+FAILING = ("failed", "error")
+
+
+def duration_change(base: Sequence[float], head: Sequence[float], factor: float = FACTOR) -> str:
+    """Whether the head's duration differs from the base's, said only when it is real:
+    the medians differ by more than `factor` and no repeat of one side falls within
+    the other's range. Pure."""
+    ratio = statistics.median(head) / statistics.median(base) if min(base) > 0 else float("nan")
+    said = f"head {ratio:.2f}x base"
+    if len(base) < 2 or len(head) < 2:
+        return f"{said}: not judged, one run a side (--repeat 3 or more to tell)"
+    if ratio > factor and min(head) > max(base):
+        return f"{said}: slower (above {factor:g}x, and the repeats do not overlap)"
+    if ratio < 1 / factor and max(head) < min(base):
+        return f"{said}: faster (below 1/{factor:g}, and the repeats do not overlap)"
+    return f"{said}: no change shown (within {factor:g}x, or the repeats overlap)"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,6 +60,7 @@ class AbResult:
     command: tuple[str, ...]
     refs: Mapping[str, str]
     runs: Mapping[str, tuple[CommandRun, ...]]  # side -> one run per repeat
+    factor: float = FACTOR
 
     def sha(self, side: str) -> str:
         return self.runs[side][0].sha
@@ -51,6 +73,15 @@ class AbResult:
             for t in sorted(set(base) | set(head))
             if base.get(t, "absent") != head.get(t, "absent")
         ]
+
+    def broke(self) -> list[Flip]:
+        """The tests that passed at the base and fail (or error) at the head."""
+        return [f for f in self.flips() if f.base == "passed" and f.head in FAILING]
+
+    def duration(self) -> str:
+        """Whether the duration changed, by `duration_change`."""
+        base, head = ([r.duration_s for r in self.runs[s]] for s in SIDES)
+        return duration_change(base, head, self.factor)
 
     def to_markdown(self) -> str:
         rows = []
@@ -74,6 +105,7 @@ class AbResult:
         header += ["duration (min / median)", "python"]
         text = f"`{shlex.join(self.command)}`, {len(self.runs['base'])} run(s) a side\n\n"
         text += markdown_table(header, rows)
+        text += f"\n\nDuration: {self.duration()}."
         errors = [
             f"- {side}: {message}"
             for side in SIDES
@@ -141,10 +173,12 @@ def ab(
     store: Path | str | None = None,
     bench: str | Path | None = None,
     env: Mapping[str, str] | None = None,
+    factor: float = FACTOR,
 ) -> AbResult:
     """Run the identical test command at `base` and at `head` of the repository, each
     in a fresh worktree, `repeat` times a side, with the caller's environment (or the
-    environment of `bench`); record it in the store's `ab` table."""
+    environment of `bench`); record it in the store's `ab` table. A duration change
+    is called only past `factor` and with repeats that do not overlap."""
     repo, store = Path(repo), store_path(store)
     mirror = mirror_repository(repo)
     shas = {
@@ -171,7 +205,11 @@ def ab(
         for side in SIDES
     }
     result = AbResult(
-        ab_id=ab_id, command=tuple(command), refs={"base": base, "head": head}, runs=runs
+        ab_id=ab_id,
+        command=tuple(command),
+        refs={"base": base, "head": head},
+        runs=runs,
+        factor=factor,
     )
     write_ab(store, result)
     return result

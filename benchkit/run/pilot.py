@@ -96,6 +96,12 @@ def _human_change(repo: Repository) -> tuple[FileChange, ...]:
 
 
 @cache
+def _human_patch(repo: Repository) -> str:
+    """The human reference's diff with context, as the report shows it beside the arm's."""
+    return diff(repo.mirror, repo.base_sha, repo.human_sha, context=3, binary=True)
+
+
+@cache
 def _base_lines(repo: Repository, path: str) -> list[str] | None:
     return file_lines(repo.mirror, repo.base_sha, path)
 
@@ -467,13 +473,15 @@ def _finish(pilot: _Pilot, keep: bool, stage: Callable[[str], None]) -> Run:
             repo_dir, repo.base_sha, pilot.tree, context=3, binary=True, leave_out=left_out
         )
         patch = redact(patch, secrets)
-        try:
-            (pilot.artifacts / "agent.patch").write_text(patch, errors="surrogateescape")
-        except OSError as exc:
-            if exc.errno != errno.ENOSPC:
-                raise
-            (pilot.artifacts / "agent.patch").unlink(missing_ok=True)
-            pilot.warnings.append(f"agent.patch not kept: {_no_space(exc)}")
+        human = redact(_human_patch(repo), secrets)
+        for name, text in (("agent.patch", patch), ("human.patch", human)):
+            try:
+                (pilot.artifacts / name).write_text(text, errors="surrogateescape")
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC:
+                    raise
+                (pilot.artifacts / name).unlink(missing_ok=True)
+                pilot.warnings.append(f"{name} not kept: {_no_space(exc)}")
     run = redacted(_record(pilot, coverage, keep), secrets)
     stage("record")
     try:

@@ -3,14 +3,17 @@
 A published table or a colleague's spreadsheet becomes runs in the store with the
 columns it has and nulls for the rest, marked `origin = "imported"`, so that a new
 run can be compared with a record nobody can rerun. Column names are the `runs`
-table's (`bench` and `arm` are required); a list column (`flaky_files`, ...) is
-written as `a.py;b.py`. A bad file gets one line naming it, the row and the column,
-and nothing is written. Importing the same file again replaces its runs.
+table's (`bench` and `arm` are required), or mapped to them (`SOURCE=COLUMN`), and
+columns can be left out (`ignore`); a list column (`flaky_files`, ...) is written as
+`a.py;b.py`. A bad file gets one line naming it and every unknown column or bad cell
+at once (its row and column), and nothing is written. Importing the same file again
+replaces its runs.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +47,14 @@ def _arrow_to_polars(kind: pa.DataType) -> pl.DataType:
     return frame.schema["x"]
 
 
-def _cast(path: Path, frame: pl.DataFrame, column: str, kind: pa.DataType) -> pl.Series:
+class _Bad(Exception):
+    """A cell that is not of its column's type: where, and what it holds."""
+
+    def __init__(self, where: str, said: str) -> None:
+        super().__init__(f"{where}: {said}")
+
+
+def _cast(frame: pl.DataFrame, column: str, kind: pa.DataType) -> pl.Series:
     raw = frame[column]
     if pa.types.is_list(kind):
         return raw.str.split(";").list.eval(pl.element().str.strip_chars()).alias(column)
@@ -54,9 +64,7 @@ def _cast(path: Path, frame: pl.DataFrame, column: str, kind: pa.DataType) -> pl
         bad = raw.filter(lowered.is_not_null() & ~lowered.is_in(["true", "false", "1", "0"]))
         if len(bad):
             row = frame.with_row_index().filter(pl.col(column) == bad[0])["index"][0]
-            raise ImportFileError(
-                path, f"row {row + 2}, {column}", f"not true or false: {bad[0]!r}"
-            )
+            raise _Bad(f"row {row + 2}, {column}", f"not true or false: {bad[0]!r}")
         return lowered.is_in(["true", "1"]).alias(column).set(lowered.is_null(), None)
     if pa.types.is_timestamp(kind):
         return raw.str.to_datetime(time_zone="UTC", strict=False).alias(column)
@@ -64,33 +72,61 @@ def _cast(path: Path, frame: pl.DataFrame, column: str, kind: pa.DataType) -> pl
     bad_rows = frame.with_row_index().filter(raw.is_not_null() & cast.is_null())
     if bad_rows.height:
         row, value = bad_rows["index"][0], bad_rows[column][0]
-        raise ImportFileError(path, f"row {row + 2}, {column}", f"not a {target}: {value!r}")
+        raise _Bad(f"row {row + 2}, {column}", f"not a {target}: {value!r}")
     return cast
 
 
-def read_csv(path: Path) -> list[dict[str, Any]]:
-    """The runs of a CSV file as rows of the `runs` table; raises `ImportFileError`."""
+def _renamed(
+    path: Path, frame: pl.DataFrame, mapping: Mapping[str, str], ignore: Sequence[str]
+) -> pl.DataFrame:
+    absent = [c for c in [*mapping, *ignore] if c not in frame.columns]
+    if absent:
+        raise ImportFileError(
+            path, ", ".join(absent), "no such column in the file to map or ignore"
+        )
+    return frame.drop(ignore).rename(dict(mapping))
+
+
+def read_csv(
+    path: Path, mapping: Mapping[str, str] | None = None, ignore: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """The runs of a CSV file as rows of the `runs` table, its columns renamed by
+    `mapping` (source name to runs column) and those in `ignore` left out; raises
+    `ImportFileError` naming every unknown column, or every bad cell, at once."""
     try:
         frame = pl.read_csv(path, infer_schema=False)
     except FileNotFoundError:
         raise ImportFileError(path, "", "no such file") from None
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise ImportFileError(path, "", f"not a CSV file: {exc}") from None
-    for column in frame.columns:
-        if column in SET_BY_IMPORT or (column not in DECLARED and not check_of(column)):
-            raise ImportFileError(
-                path, column, "unknown column (not a runs column, or set by import)"
-            )
+    frame = _renamed(path, frame, mapping or {}, ignore)
+    unknown = [
+        c for c in frame.columns if c in SET_BY_IMPORT or (c not in DECLARED and not check_of(c))
+    ]
+    if unknown:
+        raise ImportFileError(
+            path,
+            ", ".join(unknown),
+            f"{'an unknown column' if len(unknown) == 1 else f'{len(unknown)} unknown columns'}"
+            " (not a runs column, or set by import): map with --map SOURCE=COLUMN, or --ignore",
+        )
+    missing = [c for c in REQUIRED if c not in frame.columns]
+    if missing:
+        raise ImportFileError(path, ", ".join(missing), "missing column")
+    bad: list[str] = []
     for column in REQUIRED:
-        if column not in frame.columns:
-            raise ImportFileError(path, column, "missing column")
         empty = frame.with_row_index().filter(pl.col(column).is_null())
         if empty.height:
-            raise ImportFileError(path, f"row {empty['index'][0] + 2}, {column}", "empty")
+            bad.append(f"row {empty['index'][0] + 2}, {column}: empty")
     columns = []
     for column in frame.columns:
         kind = DECLARED.get(column) or (pa.int64() if column.endswith("_count") else pa.string())
-        columns.append(_cast(path, frame, column, kind))
+        try:
+            columns.append(_cast(frame, column, kind))
+        except _Bad as exc:
+            bad.append(str(exc))
+    if bad:
+        raise ImportFileError(path, "", "; ".join(bad))
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
     rows = pl.DataFrame(columns).to_dicts()
     for n, row in enumerate(rows):
@@ -104,11 +140,18 @@ def read_csv(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def import_runs(path: Path | str, store: Path | str | None = None) -> list[str]:
+def import_runs(
+    path: Path | str,
+    store: Path | str | None = None,
+    *,
+    mapping: Mapping[str, str] | None = None,
+    ignore: Sequence[str] = (),
+) -> list[str]:
     """Add the runs of a CSV file (recorded elsewhere) to the store, marked imported,
-    as one file; their run ids."""
+    as one file; their run ids. `mapping` renames the file's columns to runs columns
+    (`{"seconds": "wall_s"}`); the columns in `ignore` are left out."""
     path = Path(path)
-    rows = read_csv(path)
+    rows = read_csv(path, mapping, ignore)
     checks = sorted({check for row in rows for k in row if (check := check_of(k))})
     schema = table_schema("runs", checks)
     complete = [dict.fromkeys(schema.names) | row for row in rows]  # the rest is null

@@ -1,0 +1,324 @@
+"""A report to browse: a static site of a store's runs that opens from disk.
+
+`benchkit report [--set NAME] --out DIR` writes `index.html` (the run sets, the
+comparison table, the plots and every run) and one page per run (its spec, its
+checks with their logs, the gate with its reasons and the tests that did not pass,
+its sessions, and each site of the human reference with the human's hunk and the
+arm's beside it). No server and no script from elsewhere: the pages are HTML and
+CSS, the plots PNG files, the logs and patches copies. Every value is escaped.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from jinja2 import Environment, PackageLoader, select_autoescape
+from unidiff.errors import UnidiffParseError
+from unidiff.patch import PatchSet
+
+from benchkit.analysis.compare import compare, comparison_cells
+from benchkit.analysis.pilot_table import arm_cell, check_cell, cost_cell, gate_cell, wall_cell
+from benchkit.analysis.plots import PLOTS, default_by, plot
+from benchkit.analysis.text import cells, columns
+from benchkit.errors import UsageError
+from benchkit.store.parquet import store_path
+from benchkit.store.query import runs as stored_runs
+from benchkit.store.query import table
+
+SPEC_FIELDS = (
+    "bench", "base_sha", "human_sha", "arm", "arm_vars", "executor", "model", "max_cost",
+    "trial", "run_set", "attempt", "rerun_of", "origin", "status", "failure_kind",
+    "failure_detail", "started_at", "wall_s", "prepare_s", "environment_s", "baseline_s",
+    "execute_s", "verify_s", "score_s", "cost_usd", "cost_source", "over_budget",
+    "launcher", "host", "pid", "sandbox", "env_python", "baseline_key", "baseline_cached",
+    "benchkit_version", "warnings",
+)  # fmt: skip
+GATE_FIELDS = (
+    "test_reasons", "regressions", "regression_files", "flaky_files", "preexisting_files",
+    "missing_files", "first_failures", "resolved", "retryable",
+)  # fmt: skip
+
+
+def _text(value: object) -> str:
+    if value is None or value == "":
+        return "-"
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "-"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Site:
+    """One site of the human reference as a run page shows it."""
+
+    site: int
+    file: str
+    lines: str
+    covered: str
+    matched: str
+    human: str
+    arm: str
+
+
+def hunks(patch: str) -> dict[str, list[tuple[int, int, str]]]:
+    """Per base path, each hunk's base range (first line, last line) and its text.
+    Pure; an unreadable patch has none."""
+    try:
+        files = PatchSet(patch)
+    except UnidiffParseError:
+        return {}
+    found: dict[str, list[tuple[int, int, str]]] = {}
+    for f in files:
+        path = f.source_file.removeprefix("a/") if f.source_file != "/dev/null" else ""
+        path = path or f.target_file.removeprefix("b/")
+        for h in f:
+            last = h.source_start + max(h.source_length, 1) - 1
+            found.setdefault(path, []).append((h.source_start, last, str(h).rstrip("\n")))
+    return found
+
+
+def sites_beside(
+    sites: Sequence[Mapping[str, Any]], human: str | None, arm: str | None
+) -> list[Site]:
+    """Each site with the human's hunks and the arm's that touch its base lines. Pure."""
+    theirs, ours = hunks(human or ""), hunks(arm or "")
+
+    def touching(side: dict[str, list[tuple[int, int, str]]], row: Mapping[str, Any]) -> str:
+        first = int(row["start"] or 0)
+        last = first + max(int(row["length"] or 0), 1) - 1
+        texts = [t for a, b, t in side.get(str(row["file"]), []) if a <= last and first <= b]
+        return "\n\n".join(texts) or "-"
+
+    shown = []
+    for row in sorted(sites, key=lambda r: int(r["site"])):
+        length = int(row["length"] or 0)
+        lines = (
+            f"after {row['start']}"
+            if length == 0
+            else f"{row['start']}-{row['start'] + length - 1}"
+        )
+        shown.append(
+            Site(
+                site=int(row["site"]),
+                file=str(row["file"]),
+                lines=f"{lines} ({row['kind']})",
+                covered="yes" if row["covered"] else "no",
+                matched="yes" if row["matched"] else "no",
+                human=touching(theirs, row) if human is not None else "(human.patch not kept)",
+                arm=touching(ours, row) if arm is not None else "(agent.patch not kept)",
+            )
+        )
+    return shown
+
+
+def _environment() -> Environment:
+    return Environment(
+        loader=PackageLoader("benchkit.analysis", "templates"),
+        autoescape=select_autoescape(["html"]),
+        keep_trailing_newline=True,
+    )
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return None
+
+
+def _rows_of(name: str, store: Path, run_ids: Sequence[str]) -> pl.DataFrame:
+    try:
+        frame = table(name, store)
+    except UsageError:
+        return pl.DataFrame()
+    if frame.is_empty() or "run_id" not in frame.columns:
+        return frame
+    return frame.filter(pl.col("run_id").is_in(list(run_ids)))
+
+
+def report(
+    store: Path | str | None = None, out: Path | str = "report", *, run_set: str | None = None
+) -> Path:
+    """Write the report of the store's runs (of one run set with `run_set`) to the
+    folder `out`; its index page."""
+    folder, out = store_path(store), Path(out)
+    runs = stored_runs(folder, run_set=run_set)
+    if runs.is_empty():
+        raise UsageError(
+            "report", "", f"no runs{f' in set {run_set}' if run_set else ''} to report"
+        )
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "runs").mkdir(exist_ok=True)
+        (out / "plots").mkdir(exist_ok=True)
+    except OSError as exc:
+        raise UsageError(out, "--out", exc.strerror or str(exc)) from None
+    env = _environment()
+    written = f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
+    common = {"store": str(folder), "written": written}
+    rows = runs.to_dicts()
+    ids = [str(r["run_id"]) for r in rows]
+    checks = _rows_of("checks", folder, ids)
+    tests = _rows_of("tests", folder, ids)
+    sessions = _rows_of("sessions", folder, ids)
+    sites = _rows_of("sites", folder, ids)
+    for row in rows:
+        page = _run_page(row, folder, out, checks, tests, sessions, sites)
+        (out / "runs" / f"{row['run_id']}.html").write_text(
+            env.get_template("run.html").render(root="../", **common, **page)
+        )
+    (out / "style.css").write_text(
+        files("benchkit.analysis").joinpath("templates/style.css").read_text()
+    )
+    index = _index(runs, out, run_set)
+    path = out / "index.html"
+    path.write_text(env.get_template("index.html").render(root="", **common, **index))
+    return path
+
+
+def _index(runs: pl.DataFrame, out: Path, run_set: str | None) -> dict[str, Any]:
+    rows = runs.to_dicts()
+    header = columns(rows, every=True)
+    by = default_by(runs)
+    comparison = compare(runs, by=list(by))
+    compare_header, compare_rows, note = comparison_cells(comparison)
+    plots = []
+    for kind in PLOTS:
+        try:
+            figure = plot(kind, runs, by=by)
+        except UsageError as exc:
+            plots.append({"kind": kind, "file": None, "why": str(exc)})
+            continue
+        figure.savefig(out / "plots" / f"{kind}.png", dpi=90)
+        plots.append({"kind": kind, "file": f"plots/{kind}.png", "why": ""})
+    sets = (
+        runs.group_by("run_set")
+        .agg(
+            pl.len().alias("runs"),
+            (pl.col("status") == "ok").sum().alias("ok"),
+            (pl.col("status") != "ok").sum().alias("not ok"),
+            pl.col("cost_usd").sum().alias("cost"),
+            pl.col("started_at").min().alias("first"),
+            pl.col("started_at").max().alias("last"),
+        )
+        .sort("run_set", nulls_last=True)
+    )
+    return {
+        "title": f"Runs of set {run_set}" if run_set else "Runs",
+        "run_set": run_set,
+        "runs_count": runs.height,
+        "sets_header": ["set", "runs", "ok", "not ok", "cost", "first started", "last started"],
+        "sets_rows": [
+            [
+                *(_text(s["run_set"]), s["runs"], s["ok"], s["not ok"]),
+                *(cost_cell(s["cost"] or None), _text(s["first"]), _text(s["last"])),
+            ]
+            for s in sets.to_dicts()
+        ],
+        "compare_header": compare_header,
+        "compare_rows": compare_rows,
+        "compare_note": note,
+        "plots": plots,
+        "runs_header": header,
+        "runs_rows": [cells(row, header) for row in rows],
+        "run_links": {str(r["run_id"]): f"runs/{r['run_id']}.html" for r in rows},
+    }
+
+
+def _copies(row: Mapping[str, Any], folder: Path, out: Path) -> dict[str, str]:
+    """The run's logs and patches, copied beside its page; name to link."""
+    artifacts = folder / "artifacts" / str(row["run_id"])
+    kept = out / "runs" / str(row["run_id"])
+    links = {}
+    for source in sorted([*artifacts.glob("logs/*.log"), *artifacts.glob("*.patch")]):
+        target = kept / source.relative_to(artifacts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target.with_name(target.name + ".txt"))  # opens as text
+        links[str(source.relative_to(artifacts))] = (
+            f"{row['run_id']}/{target.relative_to(kept)}.txt"
+        )
+    return links
+
+
+def _run_page(
+    row: Mapping[str, Any],
+    folder: Path,
+    out: Path,
+    checks: pl.DataFrame,
+    tests: pl.DataFrame,
+    sessions: pl.DataFrame,
+    sites: pl.DataFrame,
+) -> dict[str, Any]:
+    run_id = str(row["run_id"])
+    links = _copies(row, folder, out)
+    mine = checks.filter(pl.col("run_id") == run_id).to_dicts() if checks.height else []
+    check_rows = [
+        [
+            c["phase"],
+            c["check"],
+            check_cell(c["status"], c["count"], c["check"]),
+            _text(c["exit_code"]),
+            wall_cell(c["duration_s"]),
+            _text(c["note"]),
+        ]
+        for c in mine
+    ]
+    failing = (
+        tests.filter((pl.col("run_id") == run_id) & (pl.col("outcome") != "passed")).to_dicts()
+        if tests.height
+        else []
+    )
+    passed = (
+        tests.filter((pl.col("run_id") == run_id) & (pl.col("outcome") == "passed")).height
+        if tests.height
+        else 0
+    )
+    own_sessions = sessions.filter(pl.col("run_id") == run_id).to_dicts() if sessions.height else []
+    own_sites = sites.filter(pl.col("run_id") == run_id).to_dicts() if sites.height else []
+    artifacts = folder / "artifacts" / run_id
+    marker = f" ({row['origin']})" if row.get("origin") in ("simulated", "imported") else ""
+    return {
+        "title": run_id,
+        "run_id": run_id,
+        "headline": f"{row['bench']} · {arm_cell(row)} · trial {row['trial']} · "
+        f"{row['status']}{marker}",
+        "spec": [[f, _text(row.get(f))] for f in SPEC_FIELDS if f in row],
+        "checks_header": ["phase", "check", "status", "exit", "duration", "note"],
+        "checks_rows": check_rows,
+        "logs": [(name, href) for name, href in links.items() if name.startswith("logs/")],
+        "gate": [["verdict", gate_cell(row)]]
+        + [[f, _text(row.get(f))] for f in GATE_FIELDS if f in row],
+        "tests_header": ["phase", "attempt", "file", "test", "outcome", "seconds", "message"],
+        "tests_rows": [
+            [
+                *(t["phase"], t["attempt"], _text(t["file"]), t["test"], t["outcome"]),
+                *(_text(t["duration_s"]), _text(t["message"])),
+            ]
+            for t in failing
+        ],
+        "tests_note": f"Every test of the report passed ({passed})."
+        if passed
+        else "No test report was read for this run.",
+        "sessions_header": ["session", "id", "status", "cost", "turns", "seconds"],
+        "sessions_rows": [
+            [
+                *(s["session"], _text(s["session_id"]), _text(s["status"])),
+                *(cost_cell(s["cost_usd"]), _text(s["turns"]), _text(s["duration_s"])),
+            ]
+            for s in own_sessions
+        ],
+        "sites_summary": f"{_text(row.get('sites_covered'))} of {_text(row.get('sites_total'))} "
+        f"covered, {_text(row.get('sites_matched'))} matched, "
+        f"{_text(row.get('sites_unrelated'))} unrelated changes",
+        "patches": [(name, href) for name, href in links.items() if name.endswith(".patch")],
+        "sites": sites_beside(
+            own_sites, _read(artifacts / "human.patch"), _read(artifacts / "agent.patch")
+        ),
+    }

@@ -1,0 +1,89 @@
+"""`benchkit report`: a static site of the store, opened in a real headless browser."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import benchkit
+from benchkit.analysis.report import sites_beside
+from tests.conftest import TinyRepo
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="no Chromium here (.ci/run installs Debian's chromium as root)"
+)
+
+
+def _site(tiny: TinyRepo, tmp_path: Path) -> tuple[Path, list[dict[str, object]]]:
+    store = tmp_path / "store"
+    benchkit.pilot(str(tiny.bench_dir), arm=["human", "noop"], store=store, sandbox="none")
+    out = tmp_path / "site"
+    argv = [sys.executable, "-m", "benchkit", "report", "--store", str(store), "--out", str(out)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(out / "index.html")
+    return out, benchkit.runs(store).to_dicts()
+
+
+def _open(page: Path) -> tuple[str, str]:
+    """The page's DOM once loaded, and what the browser said on stderr."""
+    assert CHROMIUM is not None
+    argv = [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr"]
+    argv += ["--v=0", "--virtual-time-budget=5000", "--dump-dom", page.as_uri()]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout, done.stderr
+
+
+def test_the_report_holds_every_run_its_figures_and_its_plots(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    out, rows = _site(tiny, tmp_path)
+    index = (out / "index.html").read_text()
+    for row in rows:
+        assert f'href="runs/{row["run_id"]}.html"' in index
+        page = (out / "runs" / f"{row['run_id']}.html").read_text()
+        assert f"{row['sites_covered']} of {row['sites_total']} covered" in page
+    drawn = sorted(p.name for p in (out / "plots").glob("*.png"))
+    assert drawn == ["checks.png", "flaky.png", "wall.png"]
+    assert "coverage-cost: " in index and "reports a cost" in index  # said, not drawn
+    human = next(r for r in rows if r["arm"] == "human")
+    page = (out / "runs" / f"{human['run_id']}.html").read_text()
+    assert page.count("+VERSION = 2") == 2  # the human's hunk, and the arm's beside it
+    assert page.count("logs/") >= 2
+
+
+@needs_chromium
+def test_the_report_loads_in_a_headless_browser_with_its_images(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    out, rows = _site(tiny, tmp_path)
+    pages = [out / "index.html", *(out / "runs" / f"{r['run_id']}.html" for r in rows)]
+    for page in pages:
+        dom, said = _open(page)
+        assert 'data-images="ok"' in dom, (page, re.findall(r"data-images=\"[^\"]*\"", dom))
+        assert "Uncaught" not in said and "Failed to load resource" not in said, said[-2000:]
+    dom, _ = _open(out / "index.html")
+    assert dom.count("<img ") == 3
+    for row in rows:
+        assert str(row["run_id"]) in dom
+    human = next(r for r in rows if r["arm"] == "human")
+    dom, _ = _open(out / "runs" / f"{human['run_id']}.html")
+    assert re.search(r"<td>verdict</td>\s*<td>pass, 0 regressions</td>", dom)
+
+
+def test_a_site_is_shown_with_the_hunks_that_touch_it() -> None:
+    human = "--- a/m.py\n+++ b/m.py\n@@ -2,1 +2,1 @@\n-X = 1\n+X = 2\n"
+    arm = "--- a/m.py\n+++ b/m.py\n@@ -9,1 +9,1 @@\n-Y = 1\n+Y = 3\n"
+    site = {"site": 0, "file": "m.py", "kind": "lines", "start": 2, "length": 1}
+    [shown] = sites_beside([{**site, "covered": False, "matched": False}], human, arm)
+    assert (shown.lines, shown.covered) == ("2-2 (lines)", "no")
+    assert shown.human.endswith("+X = 2") and shown.arm == "-"
+    [kept] = sites_beside([{**site, "covered": True, "matched": True}], None, human)
+    assert kept.human == "(human.patch not kept)" and kept.arm.endswith("+X = 2")
