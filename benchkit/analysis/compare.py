@@ -40,6 +40,9 @@ def passed() -> pl.Expr:
     ).cast(pl.Float64)
 
 
+BOOKKEEPING = {"schema_version", "pid", "process_start"}  # numbers, not figures
+
+
 def gate_passed() -> pl.Expr:
     """The tests by the gate's verdict (flaky-pass passes; a preexisting failure does
     not fail them); null where the gate did not judge."""
@@ -77,7 +80,9 @@ def metric_exprs(schema: Mapping[str, pl.DataType]) -> dict[str, pl.Expr]:
                 _ok(f"{check}_status")
             )
     for name, dtype in schema.items():
-        if name not in found and (dtype.is_numeric() or dtype == pl.Boolean):
+        if name in BOOKKEEPING or name in found:
+            continue
+        if dtype.is_numeric() or dtype == pl.Boolean:
             found[name] = pl.col(name).cast(pl.Float64)
     return found
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -268,34 +269,60 @@ def _apply(hunks: Sequence[Hunk], lo: int, hi: int, base: Sequence[str] | None) 
     return out
 
 
-def _match(
-    site_hunk: Hunk,
-    human_hunks: Sequence[Hunk],
-    arm_hunks: Sequence[Hunk],
-    base: Sequence[str] | None,
-) -> bool:
-    involved_arm = [h for h in arm_hunks if h.touches(site_hunk)]
-    involved_human = [site_hunk]
-    # Grow the region until no hunk of either side straddles its edge.
-    while True:
-        lo, hi = _region(involved_human + involved_arm)
-        probe = Hunk(start=lo, length=hi - lo + 1, new_lines=()) if hi >= lo else None
-        more_human = [
-            h
-            for h in human_hunks
-            if h not in involved_human and (h.touches(probe) if probe else h.touches(site_hunk))
+class _Index:
+    """The hunks of one file's change, sorted by base position, so that the hunks
+    touching a given one are found by bisection: a sweep over sorted positions instead
+    of a scan of every hunk for every site."""
+
+    def __init__(self, hunks: Sequence[Hunk]) -> None:
+        self.hunks = hunks
+        self.blocks = sorted(
+            (i for i, h in enumerate(hunks) if h.length), key=lambda i: hunks[i].start
+        )
+        self.starts = [hunks[i].start for i in self.blocks]
+        self.reach: list[int] = []  # the furthest end among the blocks up to here
+        furthest = -1
+        for i in self.blocks:
+            furthest = max(furthest, hunks[i].end)
+            self.reach.append(furthest)
+        self.inserts = sorted(
+            (i for i, h in enumerate(hunks) if not h.length), key=lambda i: hunks[i].start
+        )
+        self.anchors = [hunks[i].start for i in self.inserts]
+
+    def touching(self, other: Hunk) -> list[int]:
+        """The positions (in `hunks`) of the hunks that touch `other`, by `Hunk.touches`."""
+        if other.length:  # blocks over its lines; insertions at its anchors start-1..end
+            first, top, low, high = other.start, other.end, other.start - 1, other.end
+        else:  # blocks whose lines or edges hold the anchor; insertions at it
+            first, top, low, high = other.start, other.start + 1, other.start, other.start
+        found = [
+            self.blocks[k]
+            for k in range(bisect_left(self.reach, first), bisect_right(self.starts, top))
+            if self.hunks[self.blocks[k]].end >= first
         ]
-        more_arm = [
-            h
-            for h in arm_hunks
-            if h not in involved_arm and (h.touches(probe) if probe else h.touches(site_hunk))
-        ]
+        found += self.inserts[bisect_left(self.anchors, low) : bisect_right(self.anchors, high)]
+        return found
+
+
+def _match(site: int, human: _Index, arm: _Index, base: Sequence[str] | None) -> bool:
+    """Whether both sides leave the same text, up to whitespace, over the smallest
+    region holding the site and every hunk of either side that touches it."""
+    hunk = human.hunks[site]
+    involved_human, involved_arm = {site}, set(arm.touching(hunk))
+    while True:  # grow the region until no hunk of either side straddles its edge
+        lo, hi = _region(
+            [human.hunks[i] for i in involved_human] + [arm.hunks[i] for i in involved_arm]
+        )
+        probe = Hunk(start=lo, length=hi - lo + 1, new_lines=()) if hi >= lo else hunk
+        more_human = set(human.touching(probe)) - involved_human
+        more_arm = set(arm.touching(probe)) - involved_arm
         if not more_human and not more_arm:
             break
-        involved_human += more_human
-        involved_arm += more_arm
-    human_text = _apply(involved_human, lo, hi, base)
-    arm_text = _apply(involved_arm, lo, hi, base)
+        involved_human |= more_human
+        involved_arm |= more_arm
+    human_text = _apply([human.hunks[i] for i in involved_human], lo, hi, base)
+    arm_text = _apply([arm.hunks[i] for i in involved_arm], lo, hi, base)
     if human_text is None or arm_text is None:
         return False
     return normalize(human_text) == normalize(arm_text)
@@ -326,31 +353,33 @@ def score(
     arm_by_path = {c.path: c for c in kept_arm}
     human_by_path = {c.path: c for c in kept_human}
 
+    human_index = {path: _Index(c.hunks) for path, c in human_by_path.items()}
+    arm_index = {path: _Index(c.hunks) for path, c in arm_by_path.items()}
     scores: list[SiteScore] = []
-    for site in human_sites(kept_human):
-        mine = human_by_path[site.file]
-        theirs = arm_by_path.get(site.file)
-        covered = matched = False
-        if theirs is not None:
-            if site.kind in ("rename", "binary"):
-                covered = theirs.is_rename if site.kind == "rename" else True
-                if site.kind == "rename":
-                    matched = covered and theirs.new_path == mine.new_path
-                else:
-                    matched = theirs.binary and theirs.new_blob == mine.new_blob
-            else:
-                hunk = Hunk(
-                    start=site.start,
-                    length=site.length,
-                    new_lines=next(
-                        h.new_lines
-                        for h in mine.hunks
-                        if (h.start, h.length) == (site.start, site.length)
-                    ),
+    for mine in kept_human:  # the sites in `human_sites` order, each with its hunk
+        theirs = arm_by_path.get(mine.path)
+        at = 0
+        for kind, hunk in _units(mine):
+            site = Site(
+                index=len(scores),
+                file=mine.path,
+                kind=kind,
+                start=hunk.start if hunk else 0,
+                length=hunk.length if hunk else 0,
+            )
+            covered = matched = False
+            if theirs is not None and kind == "rename":
+                covered = theirs.is_rename
+                matched = covered and theirs.new_path == mine.new_path
+            elif theirs is not None and kind == "binary":
+                covered, matched = True, theirs.binary and theirs.new_blob == mine.new_blob
+            elif theirs is not None and hunk is not None:
+                covered = bool(arm_index[mine.path].touching(hunk))
+                matched = covered and _match(
+                    at, human_index[mine.path], arm_index[mine.path], lookup(mine.path)
                 )
-                covered = any(h.touches(hunk) for h in theirs.hunks)
-                matched = covered and _match(hunk, mine.hunks, theirs.hunks, lookup(site.file))
-        scores.append(SiteScore(site=site, covered=covered, matched=matched))
+            at += hunk is not None
+            scores.append(SiteScore(site=site, covered=covered, matched=matched))
 
     unrelated = 0
     for change in kept_arm:
@@ -360,7 +389,7 @@ def score(
                 unrelated += 1
             elif unit is None:
                 unrelated += kind == "rename" and not mine_or_none.is_rename
-            elif not any(unit.touches(h) for h in mine_or_none.hunks):
+            elif not human_index[change.path].touching(unit):
                 unrelated += 1
 
     human_files = set(human_by_path)
