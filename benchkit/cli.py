@@ -380,16 +380,13 @@ def runs(
     run_set: str | None,
 ) -> None:
     """List the runs in the store (marking those a killed benchkit left as crashed)."""
-    benchkit.recover(store)
-    frame = benchkit.runs(
-        store,
-        bench=bench,
-        arm=arm,
-        executor=executor,
-        model=model,
-        origin=origin,
-        run_set=run_set,
+    from benchkit.run.recovery import recovered
+    from benchkit.store.query import RunFilter, narrowed
+
+    chosen = RunFilter(
+        bench=bench, arm=arm, executor=executor, model=model, origin=origin, run_set=run_set
     )
+    frame = narrowed(recovered(store), chosen)  # the runs table read once
     if frame.is_empty():
         click.echo("no runs", err=True)
         return
@@ -406,11 +403,12 @@ def status(store: Path | None, run_set: str | None) -> None:
     from datetime import UTC, datetime
 
     from benchkit.run.progress import read_matrices
+    from benchkit.run.recovery import recovered
     from benchkit.store.heartbeat import read_beats
     from benchkit.store.parquet import store_path
+    from benchkit.store.query import RunFilter, narrowed
 
-    benchkit.recover(store)
-    rows = benchkit.runs(store, run_set=run_set).to_dicts()
+    rows = narrowed(recovered(store), RunFilter(run_set=run_set)).to_dicts()
     folder = store_path(store)
     beats = {k: asdict(b) for k, b in read_beats(folder).items()}
     matrices = [m for m in read_matrices(folder) if run_set in (None, m["run_set"])]

@@ -160,7 +160,7 @@ def test_compaction_keeps_every_row_and_reads_once(tiny: TinyRepo, tmp_path: Pat
     before = {t: benchkit.table(t, tmp_path).sort(pl.all()) for t in ("runs", "checks", "tests")}
     merged = benchkit.compact(tmp_path)
     assert merged["runs"] == 3 and merged["checks"] == 3
-    assert [f.name[:5] for f in (tmp_path / "runs").iterdir()] == ["part-"]
+    assert [f.name[:5] for f in (tmp_path / "runs").glob("*.parquet")] == ["part-"]
     for table, frame in before.items():
         assert benchkit.table(table, tmp_path).sort(pl.all()).equals(frame), table
     # A compaction stopped before it removed a merged file: that file is not read twice,
@@ -219,7 +219,10 @@ def test_a_file_of_the_wrong_schema_is_skipped_once_by_reads_and_compaction(
 
 def test_a_plot_of_no_runs_or_to_no_folder_is_one_line(tmp_path: Path) -> None:
     done = _cli("plot", "wall", "--out", str(tmp_path / "w.png"), store=tmp_path / "empty")
-    assert (done.returncode, done.stderr) == (2, "benchkit: plot: no runs to plot\n")
+    assert (done.returncode, done.stderr) == (
+        2,
+        "benchkit: plot wall: no runs to plot: the selection is empty\n",
+    )
     csv = tmp_path / "runs.csv"
     csv.write_text("bench,arm,wall_s\nb,a,1.5\nb,a,2.5\n")
     assert _cli("import", str(csv), store=tmp_path / "s").returncode == 0
@@ -232,3 +235,16 @@ def test_a_plot_of_no_runs_or_to_no_folder_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith(f"benchkit: {text}: --out: not an image file name (")
     assert len(done.stderr.splitlines()) == 1 and not text.exists()
+
+
+def test_a_store_reads_in_one_scan_and_a_check_never_noted_still_reads(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    benchkit.pilot(str(tiny.bench_dir), arm=["human", "noop"], store=tmp_path, sandbox="none")
+    note = tmp_path / "runs" / ".checks"
+    assert note.read_text().split() == ["lint", "test"]  # written beside the runs files
+    fast = benchkit.runs(tmp_path)
+    note.unlink()  # as a store written before the note was
+    slow = benchkit.runs(tmp_path)
+    assert slow.equals(fast) and {"lint_status", "test_count"} <= set(slow.columns)
+    assert note.read_text().split() == ["lint", "test"]  # noted again for the next read

@@ -41,7 +41,18 @@ def recover(store: Path | str | None = None) -> list[str]:
     with SIGKILL, say), stop what they left running and remove their folder; keep
     their partial patch when no secret can be in it. Their ids."""
     store = store_path(store)
+    return _recover(store, read_table(store, "runs"))
+
+
+def recovered(store: Path | str | None = None) -> pl.DataFrame:
+    """`recover`, then the `runs` table as it now stands: read once when no run was
+    left running by a benchkit that is gone (one read per command)."""
+    store = store_path(store)
     runs = read_table(store, "runs")
+    return read_table(store, "runs") if _recover(store, runs) else runs
+
+
+def _recover(store: Path, runs: pl.DataFrame) -> list[str]:
     if runs.is_empty():
         return []
     here = socket.gethostname()

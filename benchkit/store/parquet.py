@@ -7,6 +7,7 @@ are written before its `runs` row, which is what makes the run visible.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import tempfile
@@ -25,6 +26,7 @@ from benchkit.store.schema import table_schema
 from benchkit.store.upgrade import upgrade
 
 DEFAULT_STORE = Path("data/runs")
+CHECKS_NOTED = ".checks"  # in `runs/`: every check whose columns a runs file holds, a line each
 
 
 class StoreWarning(UserWarning):
@@ -102,6 +104,8 @@ def write_arrow(store: Path, table: str, name: str, data: pa.Table) -> Path:
     handle, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
     os.close(handle)
     try:
+        if table == "runs":
+            _note_checks(folder, data.schema)
         pq.write_table(data, tmp)
         os.replace(tmp, final)
     except BaseException:
@@ -122,6 +126,25 @@ def write_run(store: Path, run: Run) -> None:
 
 
 PART = "part-"  # a compacted file: many runs in one
+
+
+def _note_checks(folder: Path, schema: pa.Schema) -> None:
+    """Add the checks of a runs file's columns to the folder's note, before the file is
+    written: a reader then knows every column without opening every file."""
+    declared = set(table_schema("runs").names)
+    checks = {n.removesuffix("_status") for n in schema.names if n.endswith("_status")}
+    checks = {c for c in checks if f"{c}_status" not in declared}
+    new = sorted(checks - set(noted_checks(folder)))
+    if new:
+        with (folder / CHECKS_NOTED).open("a") as note:  # small appends: whole lines
+            note.write("".join(f"{c}\n" for c in new))
+
+
+def noted_checks(folder: Path) -> list[str]:
+    try:
+        return sorted(set((folder / CHECKS_NOTED).read_text().split()))
+    except OSError:
+        return []
 
 
 def all_files(store: Path, table: str) -> list[Path]:
@@ -192,6 +215,9 @@ def scan_table(store: Path | str | None, table: str) -> pl.LazyFrame:
     files, unified = readable(folder, table, _files(folder, table))
     if not files:
         return _empty(table)
+    if table == "runs":
+        with contextlib.suppress(OSError):  # a read-only store is read the long way
+            _note_checks(folder / table, unified)
     frame = pl.from_arrow(unified.empty_table())
     assert isinstance(frame, pl.DataFrame)
     rows = pl.scan_parquet(
@@ -201,8 +227,24 @@ def scan_table(store: Path | str | None, table: str) -> pl.LazyFrame:
 
 
 def read_table(store: Path | str | None, table: str) -> pl.DataFrame:
-    """Every row of one table; an unreadable file is skipped with a warning that names
-    it, and the rest loads."""
+    """Every row of one table, in one scan of its files with the columns declared
+    and noted; when that fails (a file unreadable, of other types, or with a column
+    never noted), file by file: an unreadable file is skipped with a warning that
+    names it, and the rest loads."""
+    folder = store_path(store)
+    files = _files(folder, table)
+    if not files:
+        return _empty(table).collect()
+    checks = noted_checks(folder / table) if table == "runs" else []
+    declared = pl.from_arrow(table_schema(table, checks).empty_table())
+    assert isinstance(declared, pl.DataFrame)
+    try:
+        rows = pl.scan_parquet(
+            files, schema=declared.schema, missing_columns="insert", extra_columns="raise"
+        )
+        return upgrade(table, rows).collect()
+    except pl.exceptions.PolarsError:
+        pass  # then each file's footer, and its columns noted for the next read
     try:
         return scan_table(store, table).collect()
     except pl.exceptions.PolarsError:

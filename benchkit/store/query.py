@@ -55,6 +55,13 @@ class RunFilter:
         return found
 
 
+def narrowed(runs: pl.DataFrame, chosen: RunFilter) -> pl.DataFrame:
+    """Runs already read, narrowed by a filter, oldest first."""
+    conditions = chosen.conditions()
+    kept = runs.filter(*conditions) if conditions else runs
+    return kept.sort("started_at", nulls_last=False)
+
+
 def _known(name: str) -> None:
     if name not in TABLES:
         raise StoreError(name, "", f"no such table (tables: {', '.join(TABLES)})")
@@ -130,10 +137,17 @@ def table(
 
 
 def _read(name: str, store: Path | str | None, chosen: RunFilter) -> pl.DataFrame:
-    if chosen == RunFilter():  # every run: read the files as they are, no join
-        _known(name)
-        return read_table(store_path(store), name)
-    return _scan(name, store, chosen).collect()
+    """One read of each table it needs, narrowed in memory."""
+    _known(name)
+    folder = store_path(store)
+    rows = read_table(folder, name)
+    conditions = chosen.conditions()
+    if not conditions:
+        return rows
+    if name == "runs":
+        return rows.filter(*conditions)
+    runs = read_table(folder, "runs").filter(*conditions)
+    return rows.join(runs.select("run_id"), on="run_id", how="semi")
 
 
 def runs(
