@@ -17,10 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from analysis import synthetic_runs  # benchmarks/analysis.py, beside this script
 
 from benchkit.store.parquet import write_arrow
-from benchmarks.analysis import synthetic_runs
 
 READ = "import time, benchkit as bk; t = time.perf_counter(); bk.runs({store!r}); "
 READ += "print(time.perf_counter() - t)"
