@@ -1,11 +1,18 @@
 """How much of a demo pilot is benchkit's own work?
 
-Runs demo pilots in a scratch store and cache and prints, per pilot, the seconds of
-benchkit's own work (prepare, score, record and cleanup) beside the seconds spent on
-the bench's environment (built by the first pilot, a copy for the others), in the arm
-and in the checks. Target: benchkit's own work under 10% of a pilot's wall.
-It also prints what the baseline cache saves: the first pilot on the bench runs the
-checks at base, the later ones read them from the store.
+Runs a batch of demo pilots (four arms, two trials: 8) in a scratch store and cache,
+after one warm-up pilot that builds the environment and the base checks, and prints
+per pilot the seconds of benchkit's own work beside the seconds of the bench's
+environment copy, of the arm and of the checks. benchkit's own work is every phase
+that is not the bench's or the arm's: `start` (the pilot's folder, first heartbeat,
+first row), `prepare` (clone, worktree), `score`, `record`, and everything outside
+`wall_s` (the cleanup, the glue between pilots), plus the batch's share of the
+process start-up and planning. The base worktree made for the base checks and the
+arm's diff are timed inside `baseline` and `execute`, counted as the bench's and the
+arm's: the figure is a floor. Target: under 3% of the batch's wall.
+
+It also prints what the baseline cache saves, as a share of a pilot's wall time: the
+first pilot on the bench runs the checks at base, the later ones read them.
 
     .venv/bin/python benchmarks/overhead.py [--arm ARM ...] [--trials N]
 """
@@ -18,11 +25,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchkit.run.launch import pilot_specs
-from benchkit.run.pilot import execute_plan
-from benchkit.run.plan import plan
+STARTED = time.perf_counter()
 
-TARGET = 0.10
+from benchkit.run.launch import pilot_specs  # noqa: E402
+from benchkit.run.pilot import execute_plan  # noqa: E402
+from benchkit.run.plan import plan  # noqa: E402
+
+TARGET = 0.03
+OWN = ("start", "prepare", "score", "record")
 
 
 def main() -> None:
@@ -33,18 +43,25 @@ def main() -> None:
         default=None,
         help="arm to run (repeat); default: the five demo arms",
     )
-    parser.add_argument("--trials", type=int, default=1)
+    parser.add_argument("--trials", type=int, default=2)
     args = parser.parse_args()
-    arms = args.arm or ["human", "noop", "replay:agent-a", "replay:agent-b", "fake-agent"]
+    arms = args.arm or ["human", "noop", "replay:agent-a", "replay:agent-b"]
+    imported = time.perf_counter() - STARTED
 
     with tempfile.TemporaryDirectory(prefix="benchkit-overhead-") as scratch:
         os.environ["BENCHKIT_CACHE"] = str(Path(scratch) / "cache")
         store = Path(scratch) / "store"
         started = time.perf_counter()
+        execute_plan(plan(pilot_specs("demo", ["noop"]))[0], Path(scratch) / "warm")
+        warm_up = time.perf_counter() - started  # environment, mirror, base checks: cached
+        started = time.perf_counter()
         plans = plan(pilot_specs("demo", arms, trials=args.trials, max_cost=0.5))
-        planning = time.perf_counter() - started  # the mirror is built once per bench
+        planning = time.perf_counter() - started
+        shared = (imported + planning) / len(plans)  # the batch's start-up, a pilot's share
 
-        print(f"planning (mirror built once for the bench): {planning:.2f} s\n")
+        print(f"warm-up pilot (environment, mirror, base checks): {warm_up:.2f} s")
+        print(f"start-up of this process {imported:.2f} s, planning {planning:.2f} s: ")
+        print(f"  {shared:.3f} s a pilot over a batch of {len(plans)}\n")
         header = (
             f"{'arm':<16}{'wall':>7}{'own':>7}{'env':>7}{'arm':>7}{'checks':>8}{'base':>7}"
             f"{'own %':>8}"
@@ -56,10 +73,10 @@ def main() -> None:
         for p in plans:
             t0 = time.perf_counter()
             run = execute_plan(p, store)
-            wall = time.perf_counter() - t0
+            wall = time.perf_counter() - t0 + shared
             phases = run.phases
-            # Whatever the phases do not cover is benchkit's too: record, cleanup, glue.
-            own = phases["prepare"] + phases["score"] + (wall - sum(phases.values()))
+            # Whatever the phases do not cover is benchkit's too: cleanup, glue, start-up.
+            own = sum(phases.get(k, 0.0) for k in OWN) + (wall - sum(phases.values()))
             env = phases.get("environment", 0.0)  # built once, then a copy per pilot
             arm = phases["execute"]
             checks = phases.get("baseline", 0.0) + phases.get("verify", 0.0)
@@ -82,12 +99,14 @@ def main() -> None:
         print(f"\nbenchkit's own work: {share:.1%} of wall (target < {TARGET:.0%}: {verdict})")
         ran = [s for cached, s in baselines if not cached]
         read = [s for cached, s in baselines if cached]
+        pilot_wall = totals["wall"] / len(plans)
         if ran and read:
             mean_read = sum(read) / len(read)
+            saved = ran[0] - mean_read
             print(
                 f"baseline: run once in {ran[0]:.2f} s, read from the cache in "
-                f"{mean_read:.3f} s on average by {len(read)} later pilots: "
-                f"{ran[0] - mean_read:.2f} s saved per pilot ({ran[0] / mean_read:.0f}x)"
+                f"{mean_read:.3f} s by {len(read)} later pilots: {saved:.2f} s saved a "
+                f"pilot, {saved / (pilot_wall + saved):.0%} of what its wall would be"
             )
 
 

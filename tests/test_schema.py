@@ -29,7 +29,7 @@ from benchkit.store.records import (
     SiteResult,
     TestRecord,
 )
-from benchkit.store.rows import check_rows, run_row
+from benchkit.store.rows import PHASES, check_rows, run_row
 from benchkit.store.schema import TABLES, check_columns, table_schema
 
 CASE = CaseResult(
@@ -74,9 +74,7 @@ def a_full_run() -> Run:
         human_sha="2" * 40,
         benchkit_version="0.1.0",
         started_at=datetime(2026, 1, 1, tzinfo=UTC),
-        phases={
-            s: 1.0 for s in ("prepare", "environment", "baseline", "execute", "verify", "score")
-        },
+        phases={s: 1.0 for s in PHASES},
         sites_total=3,
         sites_covered=2,
         sites_matched=1,

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -248,3 +250,19 @@ def test_a_store_reads_in_one_scan_and_a_check_never_noted_still_reads(
     slow = benchkit.runs(tmp_path)
     assert slow.equals(fast) and {"lint_status", "test_count"} <= set(slow.columns)
     assert note.read_text().split() == ["lint", "test"]  # noted again for the next read
+
+
+def test_wall_time_is_the_whole_pilot_and_its_phases_sum_to_it(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    before = datetime.now(UTC)
+    [run] = benchkit.pilot(str(tiny.bench_dir), arm="human", store=tmp_path, sandbox="none")
+    after = datetime.now(UTC)
+    row = benchkit.runs(tmp_path).row(0, named=True)
+    phases = ["start", "prepare", "environment", "baseline", "execute", "verify", "score"]
+    parts = [row[f"{p}_s"] for p in [*phases, "record"]]
+    assert all(p is not None and p >= 0 for p in parts) and row["record_s"] > 0
+    assert row["wall_s"] == pytest.approx(sum(parts), abs=1e-3)
+    assert row["wall_s"] <= (after - before).total_seconds()  # from its start to its record
+    log = (tmp_path / "artifacts" / run.run_id / "logs" / "pilot.log").read_text()
+    assert re.fullmatch(r"cleanup: \d+\.\d{3} s after the record\n", log)

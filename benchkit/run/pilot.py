@@ -7,6 +7,7 @@ pilot always produces exactly one run record, whatever the arm does.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
@@ -28,7 +29,7 @@ from benchkit.run.baseline import Baseline, establish
 from benchkit.run.events import Recorded, Sink, StageBegun, ignore
 from benchkit.run.plan import Plan
 from benchkit.store.heartbeat import Beat, Heartbeat
-from benchkit.store.parquet import write_run, write_run_row
+from benchkit.store.parquet import write_details, write_run_row
 from benchkit.store.records import (
     CheckResult,
     EnvironmentUsed,
@@ -77,16 +78,25 @@ def new_run_id(now: datetime) -> str:
 
 
 class _Clock:
+    """A pilot's phases, from its start: every moment belongs to one (the time between
+    two stages to the one before), so that they sum to its wall time. Before the first
+    stage is `start`."""
+
     def __init__(self) -> None:
         self.phases: dict[str, float] = {}
+        self.mark = time.perf_counter()
+        self.current = "start"
+
+    def lap(self, name: str) -> None:
+        """The current phase ends now, and `name` begins."""
+        now = time.perf_counter()
+        self.phases[self.current] = round(self.phases.get(self.current, 0.0) + now - self.mark, 4)
+        self.mark, self.current = now, name
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
-        started = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.phases[name] = round(self.phases.get(name, 0.0) + time.perf_counter() - started, 4)
+        self.lap(name)
+        yield
 
 
 @cache
@@ -387,6 +397,7 @@ def execute_plan(
     An interrupt is recorded as `interrupted`, an error of benchkit's own as `failed`
     (kind `other`); both are raised again once the run is recorded.
     """
+    clock = _Clock()  # the pilot's wall time starts here
     started_at = datetime.now(UTC)
     run_id = new_run_id(started_at)
     folder = pilots_folder() / run_id
@@ -397,7 +408,7 @@ def execute_plan(
         started_at=started_at,
         artifacts=store / "artifacts" / run_id,
         folder=folder,
-        clock=_Clock(),
+        clock=clock,
         tree=p.repository.base_sha,
         store=store,
         launcher=launcher,
@@ -482,17 +493,21 @@ def _finish(pilot: _Pilot, keep: bool, stage: Callable[[str], None]) -> Run:
                     raise
                 (pilot.artifacts / name).unlink(missing_ok=True)
                 pilot.warnings.append(f"{name} not kept: {_no_space(exc)}")
-    run = redacted(_record(pilot, coverage, keep), secrets)
     stage("record")
+    pilot.clock.lap("record")
+    run = redacted(_record(pilot, coverage, keep), secrets)
     try:
-        write_run(pilot.store, run)
+        write_details(pilot.store, run)
     except OSError as exc:  # a full store: the record matters more than the logs
         if exc.errno != errno.ENOSPC:
             raise
         shutil.rmtree(pilot.artifacts, ignore_errors=True)
         detail = f"no space left on {pilot.store}; its logs were removed to record the run"
         run = replace(run, status="failed", failure_kind="disk", failure_detail=detail)
-        write_run(pilot.store, run)
+        write_details(pilot.store, run)
+    pilot.clock.lap("cleanup")  # the record is complete but for its last row
+    run = replace(run, phases={k: v for k, v in pilot.clock.phases.items() if k != "cleanup"})
+    write_run_row(pilot.store, run)
     stage("cleanup")
     remove(pilot.instance)
     if not keep:
@@ -501,6 +516,10 @@ def _finish(pilot: _Pilot, keep: bool, stage: Callable[[str], None]) -> Run:
         for part in pilot.folder.iterdir():
             if part != pilot.worktree:
                 remove_tree(part)
+    pilot.clock.lap("done")
+    cleanup = f"cleanup: {pilot.clock.phases['cleanup']:.3f} s after the record\n"
+    with contextlib.suppress(OSError), (pilot.logs / "pilot.log").open("a") as log:
+        log.write(cleanup)  # the cleanup's time, after the record: in its log
     return run
 
 

@@ -116,13 +116,18 @@ def write_arrow(store: Path, table: str, name: str, data: pa.Table) -> Path:
 
 def write_run(store: Path, run: Run) -> None:
     """A run's files, detail tables first: its `runs` row is what makes it visible."""
+    write_details(store, run)
+    write_run_row(store, run)
+
+
+def write_details(store: Path, run: Run) -> None:
+    """A run's detail tables: what must be written before its `runs` row."""
     write_table(store, "sites", run.run_id, site_rows(run), table_schema("sites"))
     write_table(store, "sessions", run.run_id, session_rows(run), table_schema("sessions"))
     write_table(store, "tests", run.run_id, test_rows(run.run_id, run.tests), table_schema("tests"))
     write_table(
         store, "checks", run.run_id, check_rows(run.run_id, run.checks), table_schema("checks")
     )
-    write_table(store, "runs", run.run_id, [run_row(run)], table_schema("runs", run.check_names))
 
 
 PART = "part-"  # a compacted file: many runs in one
@@ -273,7 +278,8 @@ def read_file(path: Path) -> list[dict[str, Any]] | None:
 
 
 def write_run_row(store: Path, run: Run) -> None:
-    """Only the `runs` row: the `running` record a pilot leaves while it works."""
+    """Only the `runs` row: the `running` record a pilot leaves while it works, and the
+    last file of a finished run."""
     write_table(store, "runs", run.run_id, [run_row(run)], table_schema("runs", run.check_names))
 
 

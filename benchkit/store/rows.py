@@ -17,6 +17,8 @@ from benchkit.gate.verdict import GateResult
 from benchkit.store.records import ArmReport, CheckResult, EnvironmentUsed, Run, TestRecord
 from benchkit.store.schema import SCHEMA_VERSION
 
+PHASES = ("start", "prepare", "environment", "baseline", "execute", "verify", "score", "record")
+
 
 def run_row(run: Run) -> dict[str, Any]:
     spec = run.spec
@@ -72,7 +74,7 @@ def run_row(run: Run) -> dict[str, Any]:
         "warnings": list(run.warnings),
         "launcher": run.launcher,
     }
-    for stage in ("prepare", "environment", "baseline", "execute", "verify", "score"):
+    for stage in PHASES:
         row[f"{stage}_s"] = run.phases.get(stage)
     for check in run.check_names:
         result = run.after(check)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 6  # see benchkit/store/upgrade.py for the history and the steps
+SCHEMA_VERSION = 7  # see benchkit/store/upgrade.py for the history and the steps
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,7 +95,16 @@ RUN_COLUMNS: tuple[Column, ...] = (
         doc="Digest of the arm file (or replayed patch) and its vars; null for built-in arms.",
     ),
     Column(name="started_at", type=pa.timestamp("us", tz="UTC"), doc="Start time, UTC."),
-    Column(name="wall_s", type=pa.float64(), doc="Seconds from start to the record stage."),
+    Column(
+        name="wall_s",
+        type=pa.float64(),
+        doc="Seconds from the pilot's start until its record was written; the sum of the phases.",
+    ),
+    Column(
+        name="start_s",
+        type=pa.float64(),
+        doc="Seconds before the first stage: the pilot's folder, first heartbeat, first row.",
+    ),
     Column(name="prepare_s", type=pa.float64(), doc="Seconds to mirror and make the worktree."),
     Column(
         name="environment_s",
@@ -106,6 +115,11 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column(name="execute_s", type=pa.float64(), doc="Seconds the arm ran, diff included."),
     Column(name="verify_s", type=pa.float64(), doc="Seconds of the checks after the arm."),
     Column(name="score_s", type=pa.float64(), doc="Seconds to score the diff."),
+    Column(
+        name="record_s",
+        type=pa.float64(),
+        doc="Seconds to build the record and write its files (cleanup after is in the log).",
+    ),
     Column(name="sites_total", type=pa.int32(), doc="Sites of the human reference."),
     Column(name="sites_covered", type=pa.int32(), doc="Sites the arm's diff touched."),
     Column(name="sites_matched", type=pa.int32(), doc="Covered sites with the human's text."),

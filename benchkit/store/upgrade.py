@@ -91,12 +91,17 @@ def _v5_to_v6(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
     return rows.with_columns(_bump(5).alias("schema_version"))  # no set, no digests: null
 
 
+def _v6_to_v7(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
+    return rows.with_columns(_bump(6).alias("schema_version"))  # start_s, record_s: null
+
+
 STEPS: dict[int, Step] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
     3: _v3_to_v4,
     4: _v4_to_v5,
     5: _v5_to_v6,
+    6: _v6_to_v7,
 }
 
 
