@@ -352,6 +352,32 @@ def test_a_published_table_imported_with_a_map_gives_back_its_sums(tmp_path: Pat
         read_csv(path, {"nope": "arm"})
 
 
+@pytest.mark.parametrize(
+    ("mapping", "ignore", "said"),
+    [
+        ({"seconds": "wall_s"}, (), "wall_s: more than one column"),
+        ({"seconds": "bench"}, (), "bench: more than one column"),
+        ({"seconds": "wall_s"}, ("seconds",), "seconds: mapped and ignored"),
+        ({"seconds": ""}, (), "--map: SOURCE=COLUMN names no COLUMN"),
+    ],
+)
+def test_a_map_that_clashes_is_one_line(
+    tmp_path: Path, mapping: dict[str, str], ignore: tuple[str, ...], said: str
+) -> None:
+    path = tmp_path / "clash.csv"
+    path.write_text("bench,arm,wall_s,seconds\nb,a,1,2\n")
+    with pytest.raises(ImportFileError) as caught:
+        read_csv(path, mapping, ignore)
+    assert str(caught.value).startswith(f"{path}: {said}")
+
+
+def test_an_imported_run_id_is_a_name_not_a_path(tmp_path: Path) -> None:
+    path = tmp_path / "ids.csv"
+    path.write_text("bench,arm,run_id\nb,a,../../x\n")
+    with pytest.raises(ImportFileError, match="row 2, run_id: letters, digits"):
+        read_csv(path)
+
+
 def test_cli_import_and_its_errors(tmp_path: Path) -> None:
     good, bad = tmp_path / "good.csv", tmp_path / "bad.csv"
     good.write_text(CSV)

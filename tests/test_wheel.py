@@ -70,6 +70,9 @@ def test_the_wheel_carries_the_bundled_benches_and_arm_files(wheel: Path) -> Non
     assert set(bundled) <= names
     assert "benchkit/bundled/benches/demo/base/.gitignore" in names
     assert "benchkit/py.typed" in names
+    templates = sh_git(ROOT, "ls-files", "benchkit/analysis/templates").splitlines()
+    assert "benchkit/analysis/templates/run.html" in templates
+    assert set(templates) <= names  # the report's pages and style
     assert not [n for n in names if n.startswith("tests/") or "__pycache__" in n]
 
 

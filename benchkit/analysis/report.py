@@ -218,7 +218,7 @@ def _index(runs: pl.DataFrame, out: Path, run_set: str | None) -> dict[str, Any]
         "sets_rows": [
             [
                 *(_text(s["run_set"]), s["runs"], s["ok"], s["not ok"]),
-                *(cost_cell(s["cost"] or None), _text(s["first"]), _text(s["last"])),
+                *(cost_cell(s["cost"]), _text(s["first"]), _text(s["last"])),
             ]
             for s in sets.to_dicts()
         ],

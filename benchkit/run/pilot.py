@@ -507,7 +507,15 @@ def _finish(pilot: _Pilot, keep: bool, stage: Callable[[str], None]) -> Run:
         write_details(pilot.store, run)
     pilot.clock.lap("cleanup")  # the record is complete but for its last row
     run = replace(run, phases={k: v for k, v in pilot.clock.phases.items() if k != "cleanup"})
-    write_run_row(pilot.store, run)
+    try:
+        write_run_row(pilot.store, run)
+    except OSError as exc:  # a full store at the last row: free the logs, say so, record
+        if exc.errno != errno.ENOSPC:
+            raise
+        shutil.rmtree(pilot.artifacts, ignore_errors=True)
+        detail = f"no space left on {pilot.store}; its logs were removed to record the run"
+        run = replace(run, status="failed", failure_kind="disk", failure_detail=detail)
+        write_run_row(pilot.store, run)
     stage("cleanup")
     remove(pilot.instance)
     if not keep:

@@ -13,6 +13,7 @@ replaces its runs.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,15 @@ def _renamed(
         raise ImportFileError(
             path, ", ".join(absent), "no such column in the file to map or ignore"
         )
+    both = [c for c in mapping if c in ignore]
+    kept = [c for c in frame.columns if c not in mapping and c not in ignore]
+    targets = [*mapping.values(), *kept]
+    if "" in mapping.values():
+        raise ImportFileError(path, "--map", "SOURCE=COLUMN names no COLUMN")
+    clash = sorted({t for t in targets if targets.count(t) > 1})
+    if both or clash:
+        said = f"mapped and ignored: {', '.join(both)}" if both else "more than one column"
+        raise ImportFileError(path, ", ".join(both or clash), f"{said} (see --map, --ignore)")
     return frame.drop(ignore).rename(dict(mapping))
 
 
@@ -132,6 +142,9 @@ def read_csv(
     for n, row in enumerate(rows):
         row.setdefault("run_id", None)
         row["run_id"] = row["run_id"] or f"imported-{digest}-{n + 1}"
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", str(row["run_id"])):
+            said = f"letters, digits, '.', '_' and '-', not {row['run_id']!r}"
+            raise ImportFileError(path, f"row {n + 2}, run_id", said)
         row["schema_version"] = SCHEMA_VERSION
         row["origin"] = "imported"
         row["status"] = row.get("status") or "ok"

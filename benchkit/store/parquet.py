@@ -147,7 +147,7 @@ def _note_checks(folder: Path, schema: pa.Schema) -> None:
 
 def noted_checks(folder: Path) -> list[str]:
     try:
-        return sorted(set((folder / CHECKS_NOTED).read_text().split()))
+        return sorted({c for c in (folder / CHECKS_NOTED).read_text().splitlines() if c})
     except OSError:
         return []
 
