@@ -496,26 +496,10 @@ def _finish(pilot: _Pilot, keep: bool, stage: Callable[[str], None]) -> Run:
     stage("record")
     pilot.clock.lap("record")
     run = redacted(_record(pilot, coverage, keep), secrets)
-    try:
-        write_details(pilot.store, run)
-    except OSError as exc:  # a full store: the record matters more than the logs
-        if exc.errno != errno.ENOSPC:
-            raise
-        shutil.rmtree(pilot.artifacts, ignore_errors=True)
-        detail = f"no space left on {pilot.store}; its logs were removed to record the run"
-        run = replace(run, status="failed", failure_kind="disk", failure_detail=detail)
-        write_details(pilot.store, run)
+    run = _written(pilot, run, write_details)
     pilot.clock.lap("cleanup")  # the record is complete but for its last row
     run = replace(run, phases={k: v for k, v in pilot.clock.phases.items() if k != "cleanup"})
-    try:
-        write_run_row(pilot.store, run)
-    except OSError as exc:  # a full store at the last row: free the logs, say so, record
-        if exc.errno != errno.ENOSPC:
-            raise
-        shutil.rmtree(pilot.artifacts, ignore_errors=True)
-        detail = f"no space left on {pilot.store}; its logs were removed to record the run"
-        run = replace(run, status="failed", failure_kind="disk", failure_detail=detail)
-        write_run_row(pilot.store, run)
+    run = _written(pilot, run, write_run_row)
     stage("cleanup")
     remove(pilot.instance)
     if not keep:
@@ -528,6 +512,21 @@ def _finish(pilot: _Pilot, keep: bool, stage: Callable[[str], None]) -> Run:
     cleanup = f"cleanup: {pilot.clock.phases['cleanup']:.3f} s after the record\n"
     with contextlib.suppress(OSError), (pilot.logs / "pilot.log").open("a") as log:
         log.write(cleanup)  # the cleanup's time, after the record: in its log
+    return run
+
+
+def _written(pilot: _Pilot, run: Run, write: Callable[[Path, Run], None]) -> Run:
+    """The run as `write` stored it: on a full store, the record matters more than the
+    logs, which are removed to make room, and the run says so."""
+    try:
+        write(pilot.store, run)
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        shutil.rmtree(pilot.artifacts, ignore_errors=True)
+        detail = f"no space left on {pilot.store}; its logs were removed to record the run"
+        run = replace(run, status="failed", failure_kind="disk", failure_detail=detail)
+        write(pilot.store, run)
     return run
 
 
