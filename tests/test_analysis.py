@@ -26,7 +26,7 @@ from benchkit.analysis.pilot_table import (
     label_cell,
     sessions_cell,
 )
-from benchkit.analysis.stats import bootstrap_mean, pairs_needed, sign_test
+from benchkit.analysis.stats import bootstrap_mean, pairs_needed, sign_test, wilson
 from benchkit.analysis.text import gate_findings
 from benchkit.errors import ImportFileError, UsageError
 from benchkit.store.imports import read_csv
@@ -124,6 +124,55 @@ def test_compare_takes_any_numeric_column_and_sums() -> None:
     [row] = result.frame.to_dicts()
     assert (row["trial_mean"], row["trial_sum"]) == (2.0, 6.0)
     assert "| trial sum |" in result.to_markdown().splitlines()[0] + "|"
+
+
+def test_compare_agrees_with_plain_numpy_whatever_the_order_of_the_runs() -> None:
+    """Every group's mean, sum, count and interval, against numpy over each group's
+    own values: a rate's Wilson interval, a bootstrap of 2 to 1,000 values (sorted
+    first, so the order the store holds the runs in does not matter), the normal
+    limit past that, and a group of 1,500 runs of which only 600 report a cost."""
+    rng = np.random.default_rng(3)
+    sizes = {"tiny": 1, "small": 40, "large": 1_500}
+    rows = [
+        (arm, f"b{i}", i, float(rng.random()), "pass" if rng.random() < 0.7 else "fail")
+        for arm, n in sizes.items()
+        for i in range(n)
+    ]
+    runs = _runs(rows).with_columns(
+        cost_usd=pl.Series(rng.gamma(2.0, 0.4, len(rows))),
+        wall_s=pl.Series(rng.gamma(3.0, 60.0, len(rows))),
+    )
+    runs = runs.with_columns(  # only 600 of the large group's runs report a cost
+        cost_usd=pl.when((pl.col("arm") == "large") & (pl.col("trial") >= 600))
+        .then(None)
+        .otherwise(pl.col("cost_usd"))
+    )
+    metrics = ["coverage", "cost", "wall", "pass"]
+    result = compare(runs, metrics=metrics, sums=True).frame
+    shuffled = compare(runs.sample(fraction=1.0, shuffle=True, seed=5), metrics=metrics).frame
+    for name in ("coverage_low", "cost_low", "wall_high", "pass_low"):
+        mine, theirs = result[name].fill_null(-1.0), shuffled[name].fill_null(-1.0)
+        assert theirs.to_list() == pytest.approx(mine.to_list(), rel=1e-12)
+    column = {"coverage": "sites_covered", "cost": "cost_usd", "wall": "wall_s"}
+    for row in result.to_dicts():
+        group = runs.filter(pl.col("arm") == row["arm"])
+        for metric, source in column.items():
+            values = group[source].drop_nulls().to_numpy().astype(float)
+            values = values / 10 if metric == "coverage" else values
+            assert row[f"{metric}_n"] == len(values)
+            assert row[f"{metric}_mean"] == pytest.approx(values.mean())
+            assert row[f"{metric}_sum"] == pytest.approx(values.sum())
+            expected = bootstrap_mean(np.sort(values))
+            got = (row[f"{metric}_low"], row[f"{metric}_high"])
+            assert (
+                got == (pytest.approx(expected[0]), pytest.approx(expected[1]))
+                if expected
+                else got == (None, None)
+            )
+        passes = int((group["test_verdict"] == "pass").sum())
+        assert (row["pass_low"], row["pass_high"]) == wilson(passes, group.height)
+    large = result.filter(pl.col("arm") == "large").row(0, named=True)
+    assert large["cost_n"] == 600 and large["wall_n"] == 1_500  # bootstrap, then normal
 
 
 def test_paired_names_its_unit_and_what_it_averaged_over() -> None:

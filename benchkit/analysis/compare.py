@@ -15,12 +15,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 from benchkit.analysis.markdown import NONE, markdown_table
-from benchkit.analysis.stats import ALPHA, FEW, bootstrap_mean, sign_test, wilson
+from benchkit.analysis.stats import (
+    ALPHA,
+    FEW,
+    NORMAL_ABOVE,
+    Summary,
+    bootstrap_mean,
+    mean_interval,
+    sign_test,
+    wilson,
+)
 from benchkit.errors import UsageError
 from benchkit.store.query import RunsLike, runs_frame
 
@@ -157,34 +168,32 @@ def compare(
     unknown = [m for m in (metrics or ()) if m not in available]
     if unknown:
         raise UsageError("metrics", "", f"no metric {unknown[0]!r} (known: {', '.join(available)})")
-    grouped = (
-        lazy.select(*[pl.col(k) for k in keys], *[available[m].alias(m) for m in wanted])
-        .group_by(keys, maintain_order=True)
-        .agg(
-            pl.len().alias("runs"),
-            *[pl.col(m).mean().alias(f"{m}_mean") for m in wanted],
-            *[pl.col(m).sum().alias(f"{m}_sum") for m in wanted],
-            *[pl.col(m).drop_nulls().alias(f"{m}_values") for m in wanted],
-        )
-        .sort(keys)
-        .collect()
-    )
+    chosen = lazy.select(*keys, *[available[m].fill_nan(None).alias(m) for m in wanted])
+    grouped = _summaries(chosen, keys, wanted)
+    samples = _resampled(chosen, keys, [m for m in wanted if m not in rates])
     rows = []
     for group in grouped.iter_rows(named=True):
         row = {k: group[k] for k in keys}
         row["runs"] = group["runs"]
         row["few_runs"] = group["runs"] < FEW
         for m in wanted:
-            values = np.asarray(group[f"{m}_values"], dtype=float)
-            interval = (
-                wilson(int(values.sum()), len(values))
-                if m in rates
-                else bootstrap_mean(values, seed=seed)
-            )
+            n = group[f"{m}_n"]
+            interval: tuple[float, float] | tuple[float, float, str] | None
+            if m in rates:
+                interval = wilson(round(group[f"{m}_sum"] or 0), n)
+            else:
+                summary = Summary(
+                    n=n,
+                    mean=group[f"{m}_mean"] or 0.0,
+                    std=group[f"{m}_std"] or 0.0,
+                    binary=bool(group[f"{m}_binary"]),
+                )
+                values = partial(_sample, samples, tuple(group[k] for k in keys), m)
+                interval = mean_interval(summary, values, seed=seed)
             row[f"{m}_mean"] = group[f"{m}_mean"]
             if sums:
-                row[f"{m}_sum"] = group[f"{m}_sum"] if len(values) else None
-            row[f"{m}_n"] = len(values)
+                row[f"{m}_sum"] = group[f"{m}_sum"] if n else None
+            row[f"{m}_n"] = n
             row[f"{m}_low"] = interval[0] if interval else None
             row[f"{m}_high"] = interval[1] if interval else None
         rows.append(row)
@@ -192,6 +201,43 @@ def compare(
     return Comparison(
         frame=frame, by=keys, metrics=wanted, sums=sums, rates=frozenset(rates & set(wanted))
     )
+
+
+def _summaries(values: pl.LazyFrame, keys: Sequence[str], wanted: Sequence[str]) -> pl.DataFrame:
+    """Per group of `keys`, sorted by them: the runs, and each metric's count, mean,
+    sum, standard deviation and whether it is all 0 or 1, computed by polars: a
+    million runs never become Python objects."""
+    aggregations = []
+    for m in wanted:
+        x = pl.col(m)
+        aggregations += [
+            x.count().alias(f"{m}_n"),
+            x.mean().alias(f"{m}_mean"),
+            x.sum().alias(f"{m}_sum"),
+            x.std().alias(f"{m}_std"),
+            (x * (1 - x)).abs().max().eq(0).alias(f"{m}_binary"),  # 0 only at 0 and 1
+        ]
+    return values.group_by(keys).agg(pl.len().alias("runs"), *aggregations).sort(keys).collect()
+
+
+Samples = dict[tuple[object, ...], pl.DataFrame]
+
+
+def _resampled(values: pl.LazyFrame, keys: Sequence[str], metrics: Sequence[str]) -> Samples:
+    """The rows a bootstrap resamples, by group: only those of the groups where a
+    metric has 2 to `NORMAL_ABOVE` values (past that its interval is the normal
+    limit), so a large store's values are never copied out."""
+    if not metrics:
+        return {}
+    few = [pl.col(m).count().over(keys).is_between(2, NORMAL_ABOVE) for m in metrics]
+    rows = values.filter(pl.any_horizontal(few)).select(*keys, *metrics).collect()
+    return rows.partition_by(keys, as_dict=True, maintain_order=True)
+
+
+def _sample(samples: Samples, group: tuple[object, ...], metric: str) -> np.ndarray[Any, Any]:
+    """One group's values of a metric, as a bootstrap resamples them: sorted, so
+    that the interval does not depend on the order the store holds the runs in."""
+    return np.sort(samples[group][metric].drop_nulls().to_numpy())
 
 
 FACTORS = ("bench", "arm", "executor", "model", "max_cost", "trial")

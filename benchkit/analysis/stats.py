@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from benchkit.gate.intervals import Z95
+from benchkit.gate.intervals import Z95, wilson
+
+__all__ = ["wilson"]  # one Wilson interval, the gate's, for rates here too
 
 BOOTSTRAP_SAMPLES = 2000
 NORMAL_ABOVE = 1000  # values past which a mean's bootstrap gives way to its normal limit
@@ -29,21 +32,52 @@ def bootstrap_mean(
     """
     x = np.asarray(values, dtype=float)
     x = x[~np.isnan(x)]
-    n = len(x)
+    if len(x) < 2:
+        return None
+    summary = Summary(
+        n=len(x),
+        mean=float(x.mean()),
+        std=float(x.std(ddof=1)),
+        binary=bool(np.isin(x, (0.0, 1.0)).all()),
+    )
+    return mean_interval(summary, lambda: x, samples=samples, seed=seed)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a mean's interval needs of its values: their count, mean, standard
+    deviation (ddof 1) and whether they are all 0 or 1."""
+
+    n: int
+    mean: float
+    std: float
+    binary: bool
+
+
+def mean_interval(
+    summary: Summary,
+    values: Callable[[], np.ndarray[Any, Any]],
+    *,
+    samples: int = BOOTSTRAP_SAMPLES,
+    seed: int = 0,
+) -> tuple[float, float, str] | None:
+    """`bootstrap_mean` from a summary of the values: the values themselves (without
+    NaN, in their order) are asked for only when they are resampled, which is never
+    for a rate or past `NORMAL_ABOVE` of them."""
+    n = summary.n
     if n < 2:
         return None
     rng = np.random.default_rng(seed)
-    if np.isin(x, (0.0, 1.0)).all():
-        means = rng.binomial(n, x.mean(), size=samples) / n
-        method = "bootstrap"
+    if summary.binary:
+        means = rng.binomial(n, summary.mean, size=samples) / n
     elif n > NORMAL_ABOVE:
-        half = Z95 * x.std(ddof=1) / math.sqrt(n)
-        return float(x.mean() - half), float(x.mean() + half), "normal"
+        half = Z95 * summary.std / math.sqrt(n)
+        return summary.mean - half, summary.mean + half, "normal"
     else:
+        x = values()
         means = x[rng.integers(0, n, size=(samples, n))].mean(axis=1)
-        method = "bootstrap"
     low, high = np.percentile(means, [2.5, 97.5])
-    return float(low), float(high), method
+    return float(low), float(high), "bootstrap"
 
 
 def sign_test(wins: int, losses: int) -> float:
@@ -68,15 +102,3 @@ def pairs_needed(alpha: float = ALPHA) -> int:
 # test can reach p < ALPHA at all. `compare` marks such groups and `paired` calls such
 # a comparison inconclusive: one rule for both.
 FEW = pairs_needed()
-
-
-def wilson(successes: int, n: int) -> tuple[float, float] | None:
-    """95% Wilson score interval of a rate: it never collapses at 0% or 100% (5 of 5
-    gives about [57%, 100%]). None for no trials."""
-    if n == 0:
-        return None
-    p = successes / n
-    z2 = Z95 * Z95
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
