@@ -48,7 +48,7 @@ PART_ROWS = 100_000
 
 
 def synthetic_runs(n: int, seed: int = 1) -> pa.Table:
-    """n synthetic runs in the `runs` schema."""
+    """n synthetic runs in the `runs` schema, every column of it."""
     rng = np.random.default_rng(seed)
     total = np.full(n, 51)
     covered = rng.binomial(total, 0.5)
@@ -78,10 +78,13 @@ def synthetic_runs(n: int, seed: int = 1) -> pa.Table:
         columns[f"{check}_status"] = np.where(rng.random(n) < 0.9, "ok", "fail")
         columns[f"{check}_count"] = rng.poisson(0.3, size=n)
     schema = table_schema("runs", CHECKS)
-    arrays = {
-        name: pa.array(values, type=schema.field(name).type) for name, values in columns.items()
-    }
-    return pa.table(arrays)
+    arrays = [  # every column a real run has; those not drawn here empty, as in many runs
+        pa.array(columns[field.name], type=field.type)
+        if field.name in columns
+        else pa.nulls(n, type=field.type)
+        for field in schema
+    ]
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def write_store(store: Path, runs: pa.Table) -> None:

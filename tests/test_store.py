@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import subprocess
@@ -17,7 +18,13 @@ import pyarrow.parquet as pq
 import pytest
 
 import benchkit
-from benchkit.store.parquet import StoreWarning, read_table, update_run
+from benchkit.store.parquet import (
+    COMPACT_LOCK,
+    MERGE_PAST,
+    StoreWarning,
+    read_table,
+    update_run,
+)
 from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, TABLES, table_schema
 from tests.conftest import TinyRepo
 
@@ -176,6 +183,37 @@ def test_compaction_keeps_every_row_and_reads_once(tiny: TinyRepo, tmp_path: Pat
     assert benchkit.table("checks", tmp_path).height == before["checks"].height
     benchkit.compact(tmp_path)
     assert not leftover.exists()
+
+
+def test_a_read_of_many_loose_runs_merges_the_finished_ones(tiny: TinyRepo, tmp_path: Path) -> None:
+    """Past MERGE_PAST finished runs' own files, a read writes their rows as one part
+    and removes the files: the same rows read, fast, later. Never while a compaction
+    holds the lock; a running run stays loose; `benchkit compact` doubles nothing."""
+    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tmp_path)
+    [path] = (tmp_path / "runs").glob("*.parquet")
+    row = pq.read_table(path)
+    ids = [f"20260101T0000{n:02d}-{n:08x}" for n in range(MERGE_PAST + 6)]
+    for n, run_id in enumerate(ids):
+        copy = row.set_column(row.schema.get_field_index("run_id"), "run_id", pa.array([run_id]))
+        if n == 0:
+            copy = copy.set_column(
+                copy.schema.get_field_index("status"), "status", pa.array(["running"])
+            )
+        pq.write_table(copy, tmp_path / "runs" / f"{run_id}.parquet")
+    before = read_table(tmp_path, "runs", merge=False).sort("run_id")
+    assert before.height == MERGE_PAST + 7
+    with open(tmp_path / COMPACT_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a compaction under way: the read only reads
+        assert benchkit.runs(tmp_path).sort("run_id").equals(before)
+        assert not list((tmp_path / "runs").glob("part-*"))
+    assert benchkit.runs(tmp_path).sort("run_id").equals(before)
+    loose = sorted(f.stem for f in (tmp_path / "runs").glob("*.parquet"))
+    assert loose[0] == ids[0] and loose[1].startswith("part-") and len(loose) == 2
+    assert benchkit.runs(tmp_path).sort("run_id").equals(before)  # from the part
+    checks = benchkit.table("checks", tmp_path)
+    benchkit.compact(tmp_path)
+    assert benchkit.runs(tmp_path).sort("run_id").equals(before)  # nothing twice
+    assert benchkit.table("checks", tmp_path).equals(checks)
 
 
 def test_a_running_run_is_not_compacted(tiny: TinyRepo, tmp_path: Path) -> None:

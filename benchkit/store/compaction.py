@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchkit.store.parquet import (
+    COMPACT_LOCK,
     PART,
     all_files,
     compacted_ids,
@@ -36,9 +37,9 @@ def compact(store: Path | str | None = None, *, least: int = 2) -> dict[str, int
     store = store_path(store)
     store.mkdir(parents=True, exist_ok=True)
     merged: dict[str, int] = {}
-    with open(store / ".compact.lock", "w") as lock:
+    with open(store / COMPACT_LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one compaction at a time
-        runs = read_table(store, "runs")
+        runs = read_table(store, "runs", merge=False)
         finished = set(runs.filter(pl.col("status") != "running")["run_id"].to_list())
         for table in TABLES:
             everything = all_files(store, table)

@@ -22,7 +22,7 @@ import polars as pl
 import pyarrow as pa
 
 from benchkit.errors import ImportFileError
-from benchkit.store.parquet import store_path, write_table
+from benchkit.store.parquet import empty_frame, store_path, write_table
 from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, table_schema
 
 REQUIRED = ("bench", "arm")
@@ -43,9 +43,7 @@ def check_of(column: str) -> str | None:
 
 
 def _arrow_to_polars(kind: pa.DataType) -> pl.DataType:
-    frame = pl.from_arrow(pa.schema([("x", kind)]).empty_table())
-    assert isinstance(frame, pl.DataFrame)
-    return frame.schema["x"]
+    return empty_frame(pa.schema([("x", kind)])).schema["x"]
 
 
 class _Bad(Exception):
