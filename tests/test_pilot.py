@@ -18,7 +18,7 @@ from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import plan
 from benchkit.store.heartbeat import read_beats
 from benchkit.store.records import PilotSpec
-from benchkit.workspace.cache import cache_dir
+from benchkit.workspace.cache import TRASH, cache_dir, discard, trash_emptied
 from benchkit.workspace.git import add_worktree, diff, git_env, reader, remove_worktree, snapshot
 from tests.conftest import TinyRepo, make_repo, sh_git
 
@@ -329,3 +329,41 @@ def test_a_sigint_while_a_10000_line_change_is_scored_stops_benchkit_within_a_se
     assert took < 1.0, f"benchkit took {took:.2f} s to stop"
     [row] = benchkit.runs(store).to_dicts()
     assert row["sites_total"] == 2_000 and row["sites_covered"] == 1_000
+
+
+def test_a_pilots_folders_go_to_the_trash_and_a_killed_ones_leftovers_are_removed(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """The folders a pilot is done with are out of the way when it returns and gone
+    when the command exits; what a killed benchkit left in the trash, the next one
+    removes."""
+    left = cache_dir() / TRASH / "20260101T000000-deadbeef-0123abcd"
+    (left / "tree" / "src").mkdir(parents=True)
+    (left / "tree" / "src" / "x.py").write_text("x = 1\n")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchkit",
+            "pilot",
+            "--bench",
+            str(tiny.bench_dir),
+            "--arm",
+            "noop",
+            "--store",
+            str(tmp_path / "store"),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert list((cache_dir() / "pilots").iterdir()) == []
+    assert list((cache_dir() / TRASH).iterdir()) == []  # its own, and the leftover
+    folder = tmp_path / "doomed"
+    (folder / "a").mkdir(parents=True)
+    discard(folder)
+    assert not folder.exists()  # at once: renamed
+    trash_emptied()
+    assert list((cache_dir() / TRASH).iterdir()) == []

@@ -160,7 +160,7 @@ def _run_at_base(
         confined = Confinement(sandbox=sandbox)
         runs = run_checks(bench, phase="base", instance=instance, logs=logs, confinement=confined)
     finally:
-        remove(instance)
+        remove(instance, read_only=sandbox is not None and sandbox.name == "bwrap")
         remove_worktree(worktree)
     test_run = next((r.tests for r in runs if r.tests is not None), None)
     cases = test_run.cases if test_run is not None and test_run.cases is not None else ()

@@ -31,12 +31,13 @@ from benchkit.run.events import Event, Planned, Sink, ignore, relayed
 from benchkit.run.pilot import benchkit_version, execute_plan
 from benchkit.run.plan import Plan, plan
 from benchkit.run.progress import Ledger, fan, shown
-from benchkit.run.recovery import recover
+from benchkit.run.recovery import recovered
 from benchkit.run.sets import Needed, changed, fresh_name, needed
 from benchkit.store.compaction import compact_when_due
 from benchkit.store.parquet import read_table, writable_store
 from benchkit.store.query import pick_runs
 from benchkit.store.records import DEFAULT_SET, LAUNCHERS, RERUNS, Launcher, PilotSpec, Run
+from benchkit.workspace.cache import empty_trash
 from benchkit.workspace.proc import Terminated, orphaned, worker_started
 
 
@@ -110,8 +111,9 @@ def run_pilots(
     faults: list[Exception] = []
     try:
         plans = plan(specs, refresh_baseline=refresh_baseline, sandbox=sandbox)
-        recover(folder)
-        need = _needed(plans, folder, new_set=new_set, retry_failed=retry_failed)
+        known = recovered(folder)  # the runs table, read once for both
+        empty_trash()  # what a killed benchkit left to remove
+        need = _needed(plans, folder, new_set=new_set, retry_failed=retry_failed, runs=known)
         run_set = need.plans[0].spec.run_set if need.plans else specs[0].run_set
         claimed, held = claim(folder, need.plans)
         ledger = Ledger(folder)
@@ -162,13 +164,20 @@ def run_pilots(
     return runs
 
 
-def _needed(plans: list[Plan], store: Path, *, new_set: bool, retry_failed: bool) -> Needed:
+def _needed(
+    plans: list[Plan],
+    store: Path,
+    *,
+    new_set: bool,
+    retry_failed: bool,
+    runs: pl.DataFrame | None = None,
+) -> Needed:
     """The plans the set still needs; with `new_set`, all of them, in a set no run holds
     yet. Raises `SetError` when a unit's spec changed under the set."""
     if not plans:
         return Needed(plans=[], recorded=(), running=0)
     name = plans[0].spec.run_set
-    runs = read_table(store, "runs")
+    runs = read_table(store, "runs") if runs is None else runs
     held = runs.filter(pl.col("run_set") == name)
     if new_set and not held.is_empty():
         name = fresh_name(name, set(runs["run_set"].drop_nulls().to_list()))

@@ -42,7 +42,7 @@ from benchkit.store.records import (
     redact,
     redacted,
 )
-from benchkit.workspace.cache import cache_dir
+from benchkit.workspace.cache import cache_dir, discard
 from benchkit.workspace.checks import Confinement, run_alone, run_checks
 from benchkit.workspace.environment import (
     Environment,
@@ -501,13 +501,13 @@ def _finish(pilot: _Pilot, keep: bool, stage: Callable[[str], None]) -> Run:
     run = replace(run, phases={k: v for k, v in pilot.clock.phases.items() if k != "cleanup"})
     run = _written(pilot, run, write_run_row)
     stage("cleanup")
-    remove(pilot.instance)
+    remove(pilot.instance, read_only=pilot.sandbox.name == "bwrap")
     if not keep:
-        remove_tree(pilot.folder)
+        discard(pilot.folder)
     elif pilot.folder.is_dir():
         for part in pilot.folder.iterdir():
             if part != pilot.worktree:
-                remove_tree(part)
+                discard(part)
     pilot.clock.lap("done")
     cleanup = f"cleanup: {pilot.clock.phases['cleanup']:.3f} s after the record\n"
     with contextlib.suppress(OSError), (pilot.logs / "pilot.log").open("a") as log:
@@ -557,10 +557,3 @@ def with_secret(repo_dir: Path, base: str, tree: str, secrets: list[str]) -> lis
 def pilots_folder() -> Path:
     """Where each pilot's folder lives while it runs: its worktree, HOME, tmp."""
     return cache_dir() / "pilots"
-
-
-def remove_tree(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        path.unlink(missing_ok=True)

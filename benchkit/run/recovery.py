@@ -24,9 +24,10 @@ from pathlib import Path
 
 import polars as pl
 
-from benchkit.run.pilot import PROCESSES, SECRETS, remove_tree
+from benchkit.run.pilot import PROCESSES, SECRETS
 from benchkit.store.heartbeat import STALE_AFTER_S, read_beats
 from benchkit.store.parquet import read_table, store_path, update_run
+from benchkit.workspace.cache import discard
 from benchkit.workspace.git import diff, snapshot
 from benchkit.workspace.proc import ProcError, alive, group_members
 from benchkit.workspace.sandbox import PILOT_MARK
@@ -98,7 +99,7 @@ def _clean_up(row: dict[str, object]) -> str:
     folder, run_id = worktree.parent, str(row["run_id"])
     stopped = stop_processes(folder / PROCESSES, run_id)
     patch = _salvage(folder, row)
-    remove_tree(folder)
+    discard(folder)
     return f"stopped {stopped} process{'es' if stopped != 1 else ''} it left; {patch}"
 
 

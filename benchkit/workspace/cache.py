@@ -1,15 +1,26 @@
 """Where benchkit keeps what it makes to reuse: mirrors, worktrees, per-pilot homes.
 
 `$BENCHKIT_CACHE`, else `$XDG_CACHE_HOME/benchkit`, else `~/.cache/benchkit`.
+
+A folder benchkit is done with (a pilot's worktree, HOME and environment copy) is
+`discard`ed: renamed into `trash/` at once, and removed by a thread while the next
+pilot works; the process waits for that thread before it exits. What a killed
+process left in `trash/` is removed by the next one (`empty_trash`).
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import shutil
+import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+
+TRASH = "trash"
+_sweeper: ThreadPoolExecutor | None = None  # one thread; joined when the process exits
 
 
 def cache_dir() -> Path:
@@ -30,3 +41,47 @@ def locked(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _sweep(path: Path) -> None:
+    global _sweeper
+    if _sweeper is None:
+        _sweeper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-trash")
+    _sweeper.submit(shutil.rmtree, path, ignore_errors=True)
+
+
+def discard(path: Path) -> None:
+    """Remove a folder benchkit is done with: renamed into the cache's `trash/` (the
+    same file system: one rename), then removed by a thread; a file, or a folder
+    that cannot be moved, is removed at once."""
+    if not path.is_dir() or path.is_symlink():
+        path.unlink(missing_ok=True)
+        return
+    bin_ = cache_dir() / TRASH
+    target = bin_ / f"{path.name}-{uuid.uuid4().hex[:8]}"
+    try:
+        bin_.mkdir(parents=True, exist_ok=True)
+        os.rename(path, target)
+    except OSError:  # another file system, say: the slow way, now
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    _sweep(target)
+
+
+def empty_trash() -> int:
+    """Remove, by the thread, what a killed process left in `trash/`; how many."""
+    try:
+        left = list((cache_dir() / TRASH).iterdir())
+    except OSError:
+        return 0
+    for path in left:
+        _sweep(path)
+    return len(left)
+
+
+def trash_emptied() -> None:
+    """Wait until every folder discarded so far is removed."""
+    global _sweeper
+    if _sweeper is not None:
+        _sweeper.shutdown(wait=True)
+        _sweeper = None

@@ -43,7 +43,7 @@ from uv import find_uv_bin
 
 from benchkit.bench.bench_file import Bench
 from benchkit.errors import BenchError
-from benchkit.workspace.cache import cache_dir, locked
+from benchkit.workspace.cache import cache_dir, discard, locked
 from benchkit.workspace.commands import caller_path
 from benchkit.workspace.git import Repository, file_text
 from benchkit.workspace.proc import ProcError, capture
@@ -412,12 +412,16 @@ class EnvironmentWarning(UserWarning):
     """A cached environment found changed, and dropped."""
 
 
-def remove(instance: Instance | None) -> None:
+def remove(instance: Instance | None, *, read_only: bool = False) -> None:
     """Remove a pilot's copy; check that the cached environment is as it was built,
-    and drop it (with a warning) when it is not."""
+    and drop it (with a warning) when it is not. A copy that was `read_only` to every
+    command run with it (bubblewrap binds it so) cannot have written the cache: no
+    check then (a walk of the whole environment, most of a pilot's cleanup)."""
     if instance is None or instance.path is None:
         return
-    shutil.rmtree(instance.path, ignore_errors=True)
+    discard(instance.path)
+    if read_only:
+        return
     cached_path = instance.environment.path
     assert cached_path is not None
     with locked(cached_path):

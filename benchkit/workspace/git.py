@@ -24,7 +24,7 @@ from pathlib import Path
 
 from benchkit.bench.bench_file import Bench
 from benchkit.errors import BenchError, RefError
-from benchkit.workspace.cache import cache_dir, locked
+from benchkit.workspace.cache import cache_dir, discard, locked
 from benchkit.workspace.proc import ProcError, capture
 
 FIXED_IDENTITY = {
@@ -238,7 +238,7 @@ def add_worktree(mirror: Path, sha: str, where: Path) -> Path:
 
 
 def remove_worktree(where: Path) -> None:
-    shutil.rmtree(where, ignore_errors=True)
+    discard(where)
 
 
 def reader(mirror: Path, where: Path) -> Path:
