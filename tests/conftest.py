@@ -24,9 +24,11 @@ def sh_git(repo: Path, *args: str) -> str:
 
 @pytest.fixture(scope="session", autouse=True)
 def _packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """One uv cache for the session: a package is downloaded once, whatever the test."""
+    """One uv cache and one npm cache for the session: a package is downloaded once,
+    whatever the test."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("UV_CACHE_DIR", str(tmp_path_factory.mktemp("uv-cache")))
+        mp.setenv("npm_config_cache", str(tmp_path_factory.mktemp("npm-cache")))
         yield
 
 

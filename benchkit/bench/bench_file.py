@@ -146,9 +146,11 @@ class Sandbox(Strict):
 class Environment(Strict):
     """What the checks run with. `venv`: a virtualenv of the bench's own, built with uv
     from a Python on this machine, the repository's dependency files at base and the
-    bench's pins, cached by what makes it; `none`: the caller's PATH as it is."""
+    bench's pins, cached by what makes it; `node`: the `node_modules` that `npm ci`
+    installs from the repository's `package-lock.json` at base, cached by the lock
+    file's digest; `none`: the caller's PATH as it is."""
 
-    kind: Literal["venv", "none"] = "none"
+    kind: Literal["venv", "node", "none"] = "none"
     python: str | None = None  # a version ("3.11") or an interpreter's path; venv only
     requirements: list[str] = Field(default_factory=list)  # files in the repository at base
     extras: list[str] = Field(default_factory=list)  # of the repository's pyproject.toml
@@ -158,9 +160,9 @@ class Environment(Strict):
     @model_validator(mode="after")
     def _venv_only(self) -> Environment:
         given = [k for k in ("python", "requirements", "extras", "packages") if getattr(self, k)]
-        if self.kind == "none" and given:
+        if self.kind != "venv" and given:
             raise ValueError(f'{given[0]} goes with kind = "venv"')
-        if self.kind == "none" and self.project == "editable":
+        if self.kind != "venv" and self.project == "editable":
             raise ValueError('project = "editable" needs kind = "venv"')
         return self
 

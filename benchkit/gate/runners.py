@@ -1,5 +1,9 @@
 """The test runners benchkit knows, in one registry: how each one's reports are read,
-its closing summary, its test ids, and how it runs given files alone.
+its closing summary, its test ids, how it runs given files alone, and how a test
+file that failed to load shows in its report (an `error` case named by the file).
+
+Adding a runner is one entry here. Reports are JUnit XML, or the runner's own JSON
+where that says more (jest's names every file, those that failed to load included).
 
 A bench may name its runner (`[tests] runner = "pytest"`); otherwise the runner is
 the one whose closing summary the log holds. Pure: texts in, records out.
@@ -8,22 +12,45 @@ the one whose closing summary the log holds. Pure: texts in, records out.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
-from benchkit.gate.junit import CaseResult, parse_report, pytest_id
+from benchkit.gate.jest import looks_like_json, parse_jest_json
+from benchkit.gate.junit import CaseResult, ReportError, parse_report, pytest_id
 from benchkit.gate.summary import (
     ANSI,
     RunnerSummary,
     bun_summary,
     jest_summary,
+    jest_unloaded,
+    none_unloaded,
     pytest_summary,
     read_summary,
     vitest_summary,
+    vitest_unloaded,
 )
 
 
 def _as_named(classname: str | None, name: str) -> str:
     return name  # the describe path joined as the report gives it: never split
+
+
+def _never(case: CaseResult) -> bool:
+    return False
+
+
+def _named_by_its_file(case: CaseResult) -> bool:
+    """vitest's JUnit: a file that failed to load is one failed case named by it."""
+    return case.outcome == "failed" and case.name == case.file
+
+
+def _suite_failed_to_run(case: CaseResult) -> bool:
+    """jest-junit: a file that failed to load is a case "Test suite failed to run"."""
+    return case.outcome in ("failed", "error") and "suite failed to run" in case.name.lower()
+
+
+def _no_json(text: str, root: Path | None) -> list[CaseResult]:
+    raise ReportError("a JSON report, but this runner writes JUnit XML")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,14 +60,33 @@ class Runner:
     name: str
     summary: Callable[[str], RunnerSummary | None]  # its closing lines, ANSI stripped
     test_id: Callable[[str | None, str], str]  # a JUnit case's full id in its file
-    alone: str  # a command that runs `{files}` alone and writes JUnit to `{report}`
+    alone: str  # a command that runs `{files}` alone and writes its report to `{report}`
+    failed_to_load: Callable[[CaseResult], bool] = _never  # such a JUnit case
+    read_json: Callable[[str, Path | None], list[CaseResult]] = _no_json  # its own JSON
+    unloaded: Callable[[str], dict[str, str]] = none_unloaded  # by its log: file, error
 
     def read_summary(self, log: str) -> RunnerSummary | None:
         return self.summary(ANSI.sub("", log))
 
-    def read_report(self, text: str) -> list[CaseResult]:
-        """The cases of a JUnit report this runner wrote; raises `ReportError`."""
-        return parse_report(text, test_id=self.test_id)
+    def read_report(self, text: str, root: Path | None = None) -> list[CaseResult]:
+        """The cases of a report this runner wrote, JUnit or its own JSON (paths in it
+        made relative to `root`, the tree); a file that failed to load is an `error`
+        case. Raises `ReportError`."""
+        if looks_like_json(text):
+            return self.read_json(text, root)
+        cases = parse_report(text, test_id=self.test_id)
+        return [replace(c, outcome="error") if self.failed_to_load(c) else c for c in cases]
+
+    def with_unloaded(self, cases: tuple[CaseResult, ...], log: str) -> tuple[CaseResult, ...]:
+        """The cases, and an `error` case for each file the log says failed to load
+        that the report does not name as failing (jest-junit leaves such files out)."""
+        named = {c.file for c in cases if c.failing}
+        missing = {f: m for f, m in self.unloaded(ANSI.sub("", log)).items() if f not in named}
+        extra = [
+            CaseResult(file=f, name=f, outcome="error", duration_s=0.0, message=f"{m} (by the log)")
+            for f, m in missing.items()
+        ]
+        return (*cases, *extra)
 
 
 RUNNERS: dict[str, Runner] = {
@@ -54,13 +100,18 @@ RUNNERS: dict[str, Runner] = {
         name="vitest",
         summary=vitest_summary,
         test_id=_as_named,
-        alone="npx vitest run --reporter=default --reporter=junit --outputFile {report} {files}",
+        alone="vitest run --reporter=default --reporter=junit --outputFile {report} {files}",
+        failed_to_load=_named_by_its_file,
+        unloaded=vitest_unloaded,
     ),
     "jest": Runner(
         name="jest",
         summary=jest_summary,
         test_id=_as_named,
-        alone="npx jest --ci --reporters=default --reporters=jest-junit {files}",
+        alone="jest --ci --json --outputFile {report} {files}",
+        failed_to_load=_suite_failed_to_run,
+        read_json=parse_jest_json,
+        unloaded=jest_unloaded,
     ),
     "bun": Runner(
         name="bun",

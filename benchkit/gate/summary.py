@@ -136,3 +136,29 @@ def read_summary(log: str) -> RunnerSummary | None:
         if found is not None:
             return found
     return None
+
+
+# A test file that failed to load, as the runner's log names it with its first error
+# line: jest's `FAIL f` then `● Test suite failed to run`; vitest's `FAIL f [ f ]`.
+JEST_UNLOADED = re.compile(
+    r"^\s*FAIL\s+(\S+).*\n\s*● Test suite failed to run\s*\n(?:\s*\n)*\s*(.+)$", re.MULTILINE
+)
+VITEST_UNLOADED = re.compile(r"^\s*FAIL\s+(\S+) \[ \1 \]\s*\n\s*(.+)$", re.MULTILINE)
+
+
+def _unloaded(pattern: re.Pattern[str], text: str) -> dict[str, str]:
+    return {m.group(1): m.group(2).strip() for m in pattern.finditer(text)}
+
+
+def jest_unloaded(text: str) -> dict[str, str]:
+    """The files jest's log says failed to run, each with its first error line."""
+    return _unloaded(JEST_UNLOADED, text)
+
+
+def vitest_unloaded(text: str) -> dict[str, str]:
+    """The files vitest's log lists among its failed suites, with their error line."""
+    return _unloaded(VITEST_UNLOADED, text)
+
+
+def none_unloaded(text: str) -> dict[str, str]:
+    return {}

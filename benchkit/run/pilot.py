@@ -58,6 +58,7 @@ from benchkit.workspace.git import (
     add_worktree,
     binary_changes,
     diff,
+    exclude,
     file_lines,
     file_text,
     reader,
@@ -242,6 +243,8 @@ def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
             pilot.instance = instantiate(
                 environment, where=pilot.env_copy, tree=pilot.worktree, log=log
             )
+            if pilot.instance.path is not None and pilot.instance.path.parent == pilot.worktree:
+                exclude(pilot.git_dir, f"/{pilot.instance.path.name}/")  # not the arm's
         stage("baseline")
         with clock.stage("baseline"):
             pilot.baseline = establish(

@@ -58,16 +58,17 @@ def count_from_output(regex: str, output: str, status: CheckStatus) -> int | Non
 
 
 def read_report(
-    report: Path, runner: Runner | None
+    report: Path, runner: Runner | None, root: Path | None = None
 ) -> tuple[tuple[CaseResult, ...] | None, str | None]:
-    """The cases of a JUnit report (test ids by the runner's rule), and what is wrong
-    with it: a report that is missing, empty or not XML has no cases; one that names
-    no test has zero. Pilots, `ab` and `probe` all read reports here."""
+    """The cases of a test report (JUnit, or the runner's own JSON, its paths relative
+    to `root`; test ids by the runner's rule), and what is wrong with it: a report that
+    is missing, empty or unreadable has no cases; one that names no test has zero.
+    Pilots, `ab` and `probe` all read reports here."""
     if not report.exists():
         return None, f"no test report at {report.name}"
     text = report.read_text(encoding="utf-8", errors="replace")
     try:
-        cases = runner.read_report(text) if runner else parse_report(text)
+        cases = runner.read_report(text, root) if runner else parse_report(text)
     except ReportError as exc:
         return None, f"{report.name}: {exc}"
     if not cases:
@@ -128,13 +129,16 @@ def _run(
 
 
 def test_run_of(
-    finished: proc.Finished, output: str, report: Path, named: str | None = None
+    finished: proc.Finished, output: str, report: Path, named: str | None = None, *, root: Path
 ) -> TestRun:
-    """What the gate needs of a test command that finished: its report's cases, read
-    by its runner (the one named, else the one whose summary the output holds), and
-    that runner's own closing summary."""
+    """What the gate needs of a test command that finished in `root`: its report's
+    cases, read by its runner (the one named, else the one whose summary the output
+    holds), and that runner's own closing summary."""
     runner = runner_of(named, output)
-    cases, problem = read_report(report, runner) if not finished.not_found else (None, None)
+    found = read_report(report, runner, root) if not finished.not_found else (None, None)
+    cases, problem = found
+    if cases and runner is not None:
+        cases = runner.with_unloaded(cases, output)
     return TestRun(
         cases=cases,
         problem=problem,
@@ -177,7 +181,11 @@ def run_check(
     status, note = status_of(finished, output)
     count: int | None = None
     named = tests.runner if tests else None
-    test_run = test_run_of(finished, output, report, named) if by_report and report else None
+    test_run = (
+        test_run_of(finished, output, report, named, root=worktree)
+        if by_report and report
+        else None
+    )
     if check.count is not None and check.count.regex is not None:
         count = count_from_output(check.count.regex, output, status)
     elif test_run is not None and status in ("ok", "fail"):
@@ -247,4 +255,4 @@ def run_alone(
             not_found=True,
             duration_s=finished.duration_s,
         )
-    return test_run_of(finished, output, report, tests.runner)
+    return test_run_of(finished, output, report, tests.runner, root=worktree)

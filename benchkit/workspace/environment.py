@@ -14,6 +14,14 @@ environment is then dropped and built again. The worktree's own code is made
 importable in the copy: an editable install (`editable`), `src/` or the root on
 `PYTHONPATH` (`pythonpath`), or nothing (`none`).
 
+A `node` environment is the `node_modules` that `npm ci` installs from the
+repository's `package.json` and `package-lock.json` at base, with the network, in
+the environment stage (never in a check, which has none). It is cached under
+`<cache>/envs/node-<key>/` by those two files, the node and npm of this machine, and
+copied into each pilot's worktree as `node_modules` (hard links again: later pilots
+never install), its `.bin` first on PATH; a file written in place there is found as
+above. npm keeps its downloads in `$npm_config_cache` (default `<cache>/npm`).
+
 A `none` environment is the caller's PATH as it is, for benches that bring their own
 toolchain. Either way benchkit's own virtualenv, its plugins and its `PYTHONPATH` stay
 out of the checks.
@@ -64,8 +72,8 @@ class EnvironmentFailure(Exception):
 class Recipe:
     """Everything that makes an environment; its key is their digest."""
 
-    kind: Literal["venv", "none"]
-    python: str  # the base interpreter (venv), or the `python` on the caller's PATH
+    kind: Literal["venv", "node", "none"]
+    python: str  # the base interpreter (venv), `node` (node), or the caller's `python`
     python_version: str
     files: tuple[tuple[str, str], ...] = ()  # dependency files at base: path, content
     entries: tuple[str, ...] = ()  # of those, the ones installed from (-r); others included
@@ -80,11 +88,16 @@ class Recipe:
             return "none"
         fields = asdict(self)
         digest = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
-        return f"venv-{digest[:16]}"
+        return f"{self.kind}-{digest[:16]}"
 
     @property
     def described_python(self) -> str | None:
-        return f"{self.python_version} {self.python}" if self.python else None
+        """The interpreter the checks run with: `3.11.7 /usr/bin/python3.11`, `node
+        v20.20.2 /usr/bin/node`."""
+        if not self.python:
+            return None
+        node = "node " if self.kind == "node" else ""
+        return f"{node}{self.python_version} {self.python}"
 
     def requirement_args(self, root: Path) -> list[str]:
         """uv's arguments for what to install, with the files written under `root`."""
@@ -106,6 +119,13 @@ class Environment:
     reused: bool = False
 
     @property
+    def bin(self) -> Path | None:
+        """Where its programs are: a virtualenv's `bin`, `node_modules/.bin`."""
+        if self.path is None:
+            return None
+        return self.path / (NODE_BIN if self.recipe.kind == "node" else "bin")
+
+    @property
     def packages_digest(self) -> str | None:
         if self.packages is None:
             return None
@@ -123,10 +143,14 @@ class Instance:
     def variables(self) -> dict[str, str]:
         """PATH (and VIRTUAL_ENV, PYTHONPATH) for a command that runs in this instance."""
         found = {"PATH": os.pathsep.join(caller_path())}
+        kind = self.environment.recipe.kind
+        if self.path is not None and kind == "node":  # the tree's node_modules
+            found["PATH"] = os.pathsep.join([str(self.path / ".bin"), found["PATH"]])
+            return found
         if self.path is not None:
             found["PATH"] = os.pathsep.join([str(self.path / "bin"), found["PATH"]])
             found["VIRTUAL_ENV"] = str(self.path)
-        if self.environment.recipe.project == "pythonpath":
+        if self.environment.recipe.project == "pythonpath" and kind != "node":
             found["PYTHONPATH"] = str(importable_root(self.tree))
         return found
 
@@ -173,6 +197,8 @@ def _system_python(wanted: str) -> tuple[str, str]:
 def recipe(bench: Bench, repo: Repository) -> Recipe:
     """What the bench's environment is made of, read at base; raises `BenchError`."""
     spec = bench.file.environment
+    if spec.kind == "node":
+        return _node_recipe(bench, repo)
     if spec.kind == "none":
         env = uv_env()  # the caller's PATH, without benchkit's virtualenv
         python = shutil.which("python", path=env["PATH"])
@@ -202,6 +228,50 @@ def recipe(bench: Bench, repo: Repository) -> Recipe:
         packages=tuple(spec.packages),
         project=spec.project,
         builder=_builder(),
+    )
+
+
+NODE_FILES = ("package.json", "package-lock.json")  # what `npm ci` installs from
+NODE_BIN = "node_modules/.bin"
+
+
+def npm_env() -> dict[str, str]:
+    """npm's environment: the caller's PATH, benchkit's cache for its downloads (or
+    `npm_config_cache`), no update notice, no audit, no funding appeals."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env["PATH"] = os.pathsep.join(caller_path())
+    env.setdefault("npm_config_cache", str(cache_dir() / "npm"))
+    env |= {"npm_config_update_notifier": "false", "npm_config_audit": "false"}
+    env["npm_config_fund"] = "false"
+    return env
+
+
+def _node_recipe(bench: Bench, repo: Repository) -> Recipe:
+    env = npm_env()
+    node, npm = shutil.which("node", path=env["PATH"]), shutil.which("npm", path=env["PATH"])
+    if node is None or npm is None:
+        missing = "node" if node is None else "npm"
+        raise BenchError(bench.path, "environment.kind", f"no {missing} on this machine's PATH")
+    try:
+        version = capture([node, "--version"], env=env, timeout_s=60).strip()
+        npm_version = capture([npm, "--version"], env=env, timeout_s=60).strip()
+    except ProcError as exc:
+        raise BenchError(bench.path, "environment.kind", f"node does not run: {exc}") from None
+    files = {}
+    for name in NODE_FILES:
+        text = file_text(repo.mirror, repo.base_sha, name)
+        if text is None:
+            why = "npm ci installs from it" if name.endswith("lock.json") else "npm ci reads it"
+            raise BenchError(
+                bench.path, "environment", f"no file {name} in the repository at base ({why})"
+            )
+        files[name] = text
+    return Recipe(
+        kind="node",
+        python=str(Path(node).resolve()),
+        python_version=version,
+        files=tuple(files.items()),
+        builder=f"npm {npm_version}; recipe {RECIPE_VERSION}",
     )
 
 
@@ -254,7 +324,7 @@ def _distributions(python: str) -> tuple[str, ...] | None:
 def programs(commands: Sequence[str | Sequence[str]], environment: Environment) -> list[str]:
     """What each command's program resolves to on the checks' PATH, with the time its
     file last changed: `word=path@mtime_ns` (`word=?` when nothing does)."""
-    folders = [str(environment.path / "bin")] if environment.path else []
+    folders = [str(environment.bin)] if environment.bin else []
     path = os.pathsep.join([*folders, *caller_path()])
     found = []
     for command in commands:
@@ -300,7 +370,55 @@ def ensure(recipe: Recipe, *, log: Path) -> Environment:
             log.parent.mkdir(parents=True, exist_ok=True)
             log.write_text(f"environment {recipe.key}: reused from {final}\n")
             return found
+        if recipe.kind == "node":
+            return _build_node(recipe, final, log=log)
         return _build(recipe, final, log=log)
+
+
+def _build_node(recipe: Recipe, final: Path, *, log: Path) -> Environment:
+    """`npm ci` in a temporary folder from the recipe's package.json and lock file,
+    renamed into place: a stop leaves nothing half-built."""
+    started = time.monotonic()
+    tmp = Path(tempfile.mkdtemp(prefix=f"{final.name}.", dir=final.parent))
+    lines = [f"environment {recipe.key}: npm ci with {recipe.builder}"]
+    node = tmp / "node"
+    try:
+        node.mkdir()
+        for path, text in recipe.files:
+            (node / path).write_text(text)
+        ci = ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"]
+        lines.append(capture(ci, cwd=node, env=npm_env(), timeout_s=1800))
+        packages = _node_packages(node)
+        _read_only(node / "node_modules")
+        meta = {
+            "key": recipe.key,
+            "recipe": asdict(recipe) | {"files": [path for path, _ in recipe.files]},
+            "packages": packages,
+            "manifest": manifest(node),
+            "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "build_s": round(time.monotonic() - started, 3),
+        }
+        (node / META).write_text(json.dumps(meta, indent=1))
+        os.replace(node, final)
+    except (ProcError, OSError) as exc:
+        _write_log(log, [*lines, getattr(exc, "stdout", ""), getattr(exc, "stderr", str(exc))])
+        raise EnvironmentFailure(f"the environment could not be built: {exc}") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    _write_log(log, [*lines, f"built in {meta['build_s']} s: {len(packages)} packages"])
+    return Environment(recipe=recipe, path=final, packages=packages)
+
+
+def _node_packages(folder: Path) -> tuple[str, ...]:
+    """`name==version` of every package npm installed, from its own record of them
+    (`node_modules/.package-lock.json`)."""
+    record = json.loads((folder / "node_modules" / ".package-lock.json").read_text())
+    found = set()
+    for where, package in record.get("packages", {}).items():
+        if where and "version" in package and not package.get("link"):
+            name = package.get("name") or where.rpartition("node_modules/")[2]
+            found.add(f"{name}=={package['version']}")
+    return tuple(sorted(found))
 
 
 def _build(recipe: Recipe, final: Path, *, log: Path) -> Environment:
@@ -380,15 +498,22 @@ def _write_log(log: Path, lines: Sequence[str]) -> None:
 
 def instantiate(environment: Environment, *, where: Path, tree: Path, log: Path) -> Instance:
     """A copy of the environment of the pilot's own, with the tree's code importable as
-    the recipe says. Raises `EnvironmentFailure`."""
+    the recipe says (a node environment's copy is the tree's `node_modules`, not
+    `where`). Raises `EnvironmentFailure`."""
     if environment.path is None:
         return Instance(environment=environment, path=None, tree=tree)
+    node = environment.recipe.kind == "node"
+    source = environment.path / "node_modules" if node else environment.path
+    if node:
+        where = tree / "node_modules"
+        if where.exists() or where.is_symlink():
+            raise EnvironmentFailure(f"{where} exists already: the environment's goes there")
     shutil.rmtree(where, ignore_errors=True)  # a copy a killed run left: never copy into it
     try:
         with locked(environment.path):  # not while a drop or a prune removes it
             if not (environment.path / META).exists():
                 raise OSError(f"the cached environment {environment.path.name} was removed")
-            capture(["cp", "-al", str(environment.path), str(where)])  # hard links, same fs
+            capture(["cp", "-al", str(source), str(where)])  # hard links, same fs
             (environment.path / LAST_USED).touch()
         if environment.recipe.project == "editable":
             python = str(where / "bin" / "python")
@@ -419,8 +544,9 @@ def remove(instance: Instance | None, *, read_only: bool = False) -> None:
     check then (a walk of the whole environment, most of a pilot's cleanup)."""
     if instance is None or instance.path is None:
         return
+    inside = instance.path.is_relative_to(instance.tree)  # node_modules: writable
     discard(instance.path)
-    if read_only:
+    if read_only and not inside:
         return
     cached_path = instance.environment.path
     assert cached_path is not None
@@ -461,7 +587,8 @@ def cached() -> list[Cached]:
     """The built environments in the cache, newest first."""
     found = []
     folder = envs_dir()
-    for path in sorted(folder.glob("venv-*")) if folder.is_dir() else []:
+    kinds = [*folder.glob("venv-*"), *folder.glob("node-*")] if folder.is_dir() else []
+    for path in sorted(kinds):
         try:
             meta = json.loads((path / META).read_text())
         except (OSError, ValueError):

@@ -250,6 +250,15 @@ def reader(mirror: Path, where: Path) -> Path:
     return where
 
 
+def exclude(git_dir: Path, pattern: str) -> None:
+    """Leave what matches `pattern` out of the snapshots `git_dir` takes (see
+    `reader`): the environment's `node_modules` in a worktree, say."""
+    info = git_dir / "info"
+    info.mkdir(parents=True, exist_ok=True)
+    with (info / "exclude").open("a") as handle:
+        handle.write(f"{pattern}\n")
+
+
 def _regular_file(path: Path) -> bool:
     return path.is_file() and not path.is_symlink()
 
