@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.gate.junit import ReportError, failing_files, file_of, parse_report
+from benchkit.gate.runners import RUNNERS
 from benchkit.gate.summary import RunnerSummary, read_summary
 
 FIXTURES = Path(__file__).parent / "fixtures" / "junit"
@@ -167,3 +168,45 @@ def test_a_collection_error_says_what_failed_to_import() -> None:
     broken = next(c for c in cases if c.file == "tests/test_broken.py")
     assert broken.outcome == "error"
     assert broken.message == "ModuleNotFoundError: No module named 'does_not_exist'"
+
+
+# ---------------------------------------------------------------- by the runner registry
+
+
+def test_the_registry_reads_a_file_that_failed_to_load_as_an_error() -> None:
+    """vitest's JUnit names it as a failed case named by the file; jest's JSON as a
+    file without tests and a message; jest-junit leaves it out, and jest's log tells."""
+    vitest = RUNNERS["vitest"].read_report((FIXTURES / "vitest.xml").read_text())
+    assert [(c.file, c.outcome) for c in vitest if c.outcome == "error"] == [
+        ("src/broken.test.js", "error")
+    ]
+    jest = RUNNERS["jest"]
+    cases = jest.read_report(
+        (FIXTURES / "jest-broken.json").read_text(), root=Path("/home/dev/sums")
+    )
+    assert [(c.file, c.full_id, c.outcome) for c in cases] == [
+        ("test/sum.test.js", "sum \u203a adds", "failed"),
+        ("test/sum.test.js", "sum \u203a adds negatives", "failed"),
+        ("test/broken.test.js", "test/broken.test.js", "error"),
+    ]
+    assert cases[2].message == "Cannot find module '../src/missing' from 'test/broken.test.js'"
+    junit = tuple(jest.read_report((FIXTURES / "jest-junit-file.xml").read_text()))
+    assert "lib/broken.test.js" not in {c.file for c in junit}
+    both = jest.with_unloaded(junit, (FIXTURES / "jest.log").read_text())
+    [added] = [c for c in both if c.file == "lib/broken.test.js"]
+    assert added.outcome == "error" and "Cannot find module './does-not-exist'" in (
+        added.message or ""
+    )
+    logged = RUNNERS["vitest"].with_unloaded(tuple(vitest), (FIXTURES / "vitest.log").read_text())
+    assert len(logged) == len(vitest)  # the report named it already: nothing twice
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [("", "empty"), ('{"numTotalTests": 1}', "not jest's JSON report"), ("{", "not jest's")],
+)
+def test_a_bad_jest_json_report_is_an_error(text: str, why: str) -> None:
+    with pytest.raises(ReportError, match=why):
+        RUNNERS["jest"].read_report(text or " ")
+    with pytest.raises(ReportError, match="writes JUnit XML"):
+        RUNNERS["vitest"].read_report('{"testResults": []}')

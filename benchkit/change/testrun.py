@@ -135,6 +135,15 @@ def command_env(
     return env
 
 
+def _interpreter(
+    argv: Sequence[str], env: Mapping[str, str], cwd: Path, instance: Instance | None
+) -> str | None:
+    """What ran the tests: a node environment's node, else the command's Python."""
+    if instance is not None and instance.environment.recipe.kind == "node":
+        return instance.environment.recipe.described_python
+    return python_of(argv, env, cwd)
+
+
 def python_of(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> str | None:
     """The version and path of the Python a command runs: its own first word when that
     is a python, else the `python` its PATH names; None when there is none."""
@@ -220,7 +229,7 @@ def run_at(
             summary=runner.read_summary(output) if runner else None,
             problem=problem,
             log_path=str(log),
-            python=python_of(argv, variables, worktree),
+            python=_interpreter(argv, variables, worktree, instance),
             error_lines=tuple(ERROR_LINE.findall(output)[:5]),
         )
     finally:

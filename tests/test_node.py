@@ -1,0 +1,130 @@
+"""Node benches on real npm, tsc, biome, vitest and jest: the bundled demo-node bench,
+a jest bench (its JSON report and jest-junit's), `ab` and `probe` on a vitest
+repository. The packages come from the npm registry on first use (one npm cache for
+the session), pinned by each bench's package-lock.json."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import benchkit
+from benchkit.errors import BenchError
+from tests.conftest import ROOT, sh_git
+
+DEMO_NODE = ROOT / "benchkit" / "bundled" / "benches" / "demo-node"
+JEST = ROOT / "tests" / "fixtures" / "node-jest"
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("npm") is None or shutil.which("node") is None,
+    reason="node and npm are not on this machine's PATH",
+)
+
+
+def _benchkit(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "benchkit", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_the_demo_node_bench_of_four_arms(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    arms = ["human", "noop", "replay:agent-a", "replay:agent-b"]
+    done = _benchkit(
+        "pilot", "--bench", "demo-node", *[f"--arm={a}" for a in arms], "--store", str(store)
+    )
+    assert done.returncode == 0, done.stderr
+    runs = {r["arm"]: r for r in benchkit.runs(store).to_dicts()}
+    human, noop, a, b = (runs[arm] for arm in arms)
+    # coverage: 17 sites in 4 files; noop none; node_modules never in a diff
+    assert (human["sites_total"], human["sites_covered"], human["sites_unrelated"]) == (17, 17, 0)
+    assert (noop["sites_covered"], noop["sites_unrelated"]) == (0, 0)
+    assert (a["sites_covered"], a["sites_unrelated"]) == (7, 1)
+    # every check ran in the bench's own node_modules: typecheck, lint and build pass
+    for check in ("install", "typecheck", "lint", "build"):
+        assert human[f"{check}_status"] == "ok", check
+    assert (human["test_status"], human["test_count"]) == ("fail", 1)  # the known bug
+    assert (human["test_verdict"], human["preexisting_files"]) == ("pass", ["test/dates.test.ts"])
+    assert (a["test_verdict"], a["flaky_files"]) == ("flaky-pass", ["test/clock.test.ts"])
+    assert b["test_verdict"] == "fail"
+    assert sorted(b["regression_files"]) == ["test/ledger-v2.test.ts", "test/tax.test.ts"]
+    assert (b["typecheck_status"], b["typecheck_count"]) == ("fail", 1)  # tsc: no such module
+    tests = benchkit.table("tests", store, arm="replay:agent-b").filter(pl.col("phase") == "after")
+    [load] = tests.filter(pl.col("file") == "test/ledger-v2.test.ts").to_dicts()
+    assert load["outcome"] == "error" and "Cannot find module" in load["message"]
+    assert "regression test/ledger-v2.test.ts, test/tax.test.ts" in done.stdout
+    # npm ci once, on the first pilot; the others copy node_modules
+    first, *later = benchkit.runs(store)["environment_s"].to_list()
+    assert max(later) < 0.1 * first, (first, later)
+    assert str(runs["human"]["env_python"]).startswith("node v")
+
+
+def _jest_bench(tmp_path: Path, junit: bool) -> Path:
+    """The jest bench, reading jest's JSON report, or jest-junit's JUnit (with files)."""
+    bench = tmp_path / ("jest-junit" if junit else "jest-json")
+    shutil.copytree(JEST, bench)
+    if junit:
+        toml = bench / "bench.toml"
+        text = toml.read_text().replace(
+            "jest --ci --json --outputFile {report} --reporters", "jest --ci --reporters"
+        )
+        text = text.replace('report = ".jest-report.json"', 'report = ".jest-junit.xml"')
+        text = text.replace("[env]\n", '[env]\nJEST_JUNIT_ADD_FILE_ATTRIBUTE = "true"\n')
+        toml.write_text(text)
+    return bench
+
+
+@pytest.mark.parametrize("junit", [False, True], ids=["json", "jest-junit"])
+def test_jest_catches_the_file_that_fails_to_load_whichever_report(
+    tmp_path: Path, junit: bool
+) -> None:
+    bench = _jest_bench(tmp_path, junit)
+    store = tmp_path / "store"
+    benchkit.pilot(str(bench), arm=["human", "replay:broken"], store=store)
+    rows = {r["arm"]: r for r in benchkit.runs(store).to_dicts()}
+    human, broken = rows["human"], rows["replay:broken"]
+    assert (human["test_verdict"], human["sites_covered"], human["test_count"]) == ("pass", 1, 0)
+    assert broken["test_verdict"] == "fail"
+    assert sorted(broken["regression_files"]) == ["test/broken.test.js", "test/sum.test.js"]
+    tests = benchkit.table("tests", store, arm="replay:broken").filter(pl.col("phase") == "after")
+    [load] = tests.filter(pl.col("file") == "test/broken.test.js").to_dicts()
+    assert load["outcome"] == "error" and "Cannot find module '../src/missing'" in load["message"]
+
+
+def test_a_node_bench_without_its_lock_file_is_one_clear_error(tmp_path: Path) -> None:
+    bench = tmp_path / "bench"
+    shutil.copytree(JEST, bench)
+    (bench / "base" / "package-lock.json").unlink()
+    with pytest.raises(BenchError, match=r"no file package-lock\.json in the repository at base"):
+        benchkit.pilot(str(bench), arm="noop", store=tmp_path / "store")
+
+
+def test_ab_and_probe_on_a_vitest_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(DEMO_NODE / "base", repo)
+    sh_git(repo, "init", "--quiet", "--initial-branch", "main")
+    sh_git(repo, "add", "-A")
+    sh_git(repo, "commit", "--quiet", "-m", "base")
+    sh_git(repo, "checkout", "--quiet", "-b", "change")
+    sh_git(repo, "apply", str(DEMO_NODE / "patches" / "agent-b.patch"))
+    sh_git(repo, "add", "-A")
+    sh_git(repo, "commit", "--quiet", "-m", "change")
+    vitest = ["vitest", "run", "--reporter=default", "--reporter=junit", "--outputFile={report}"]
+    common = ["--repo", str(repo), "--base", "main", "--head", "change", "--bench", "demo-node"]
+    store = ["--store", str(tmp_path / "store")]
+    ab = _benchkit("ab", *common, *store, "--fail-on-flip", "--", *vitest)
+    assert ab.returncode == 1, ab.stderr  # a test passed at base and fails at head
+    assert "| test/tax.test.ts::tax > rounds half a cent up | passed | failed |" in ab.stdout
+    assert "| test/ledger-v2.test.ts::test/ledger-v2.test.ts | absent | error |" in ab.stdout
+    assert "node v" in ab.stdout  # what ran the tests: the bench's node
+    probe = _benchkit("probe", *common, *store, "--", *vitest, "test/tax.test.ts")
+    assert probe.returncode == 0, probe.stderr
+    assert "| test/tax.test.ts::tax > rounds half a cent up | failed | passed |" in probe.stdout
