@@ -141,7 +141,7 @@ def _benchkit(*args: str, cwd: Path, store: Path) -> subprocess.CompletedProcess
         (["evidence", "--label", "before"], "--label: takes NAME=VALUE, not 'before'"),
         (["import", "missing.csv"], "missing.csv: no such file"),
         (["import", "runs.csv"], "runs.csv: speed: an unknown column"),
-        (["pilot", "--bench", "nope"], "nope: no such bench (bundled: demo)"),
+        (["pilot", "--bench", "nope"], "nope: no such bench (bundled: demo, demo-node)"),
         (["pilot", "--arm", "nope"], "nope: no such arm (built in: human, noop"),
         (["pilot", "--arm", "replay:"], "replay:: replay needs a patch"),
         (["pilot", "--var", "novalue"], "--var: takes NAME=VALUE, not 'novalue'"),
