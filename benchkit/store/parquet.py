@@ -32,6 +32,7 @@ DEFAULT_STORE = Path("data/runs")
 CHECKS_NOTED = ".checks"  # in `runs/`: every check whose columns a runs file holds, a line each
 COMPACT_LOCK = ".compact.lock"  # in a store: held by whoever merges files
 MERGE_PAST = 64  # finished runs' own `runs` files past which a read merges them
+RECHUNK_PAST = 64  # chunks (a file each) past which a read makes one: not for a few parts
 
 
 class StoreWarning(UserWarning):
@@ -268,7 +269,7 @@ def read_table(store: Path | str | None, table: str, *, merge: bool = True) -> p
             missing_columns="insert",
             extra_columns="raise",
         ).collect()
-        rows = rows.rechunk()  # a chunk a file, else: thousands of them
+        rows = rows.rechunk() if rows.n_chunks() > RECHUNK_PAST else rows  # thousands: slow
     except pl.exceptions.PolarsError:
         rows = None
     if rows is not None:
