@@ -26,9 +26,10 @@ from benchkit.analysis.pilot_table import (
     label_cell,
     sessions_cell,
 )
-from benchkit.analysis.stats import bootstrap_mean, pairs_needed, sign_test, wilson
+from benchkit.analysis.stats import bootstrap_mean, pairs_needed, sign_test
 from benchkit.analysis.text import gate_findings
 from benchkit.errors import ImportFileError, UsageError
+from benchkit.gate.intervals import wilson
 from benchkit.store.imports import read_csv
 from benchkit.store.schema import SCHEMA_VERSION
 from tests.conftest import ROOT

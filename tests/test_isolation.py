@@ -25,7 +25,7 @@ import benchkit
 from benchkit.run.recovery import stop_processes
 from benchkit.workspace.cache import cache_dir
 from benchkit.workspace.proc import process_start
-from benchkit.workspace.sandbox import bwrap_problem
+from benchkit.workspace.sandbox import Sandbox, bwrap_problem
 from tests.conftest import TinyRepo, sh_git
 
 NO_BWRAP = bwrap_problem()
@@ -394,3 +394,19 @@ def test_a_full_store_marks_the_run_failed_and_leaves_no_temporary_file(
     finally:
         subprocess.run(["umount", str(mount)], check=True)
     shutil.rmtree(mount, ignore_errors=True)
+
+
+@needs_bwrap
+def test_the_environments_node_modules_is_read_only_in_the_sandbox(tmp_path: Path) -> None:
+    """The tree is the arm's to write; its node_modules, the environment's hard-linked
+    copy, is not (a write in place would reach the cached environment)."""
+    tree, home, tmp = (tmp_path / name for name in ("tree", "home", "tmp"))
+    (tree / "node_modules" / "pkg").mkdir(parents=True)
+    (tree / "node_modules" / "pkg" / "index.js").write_text("module.exports = 1;\n")
+    box = Sandbox(name="bwrap", tree=tree, home=home, tmp=tmp)
+    box.make()
+    write = "echo 2 > node_modules/pkg/index.js; echo made > mine.txt"
+    done = subprocess.run(box.command(["sh", "-c", write]), capture_output=True, text=True)
+    assert "Read-only file system" in done.stderr
+    assert (tree / "node_modules" / "pkg" / "index.js").read_text() == "module.exports = 1;\n"
+    assert (tree / "mine.txt").read_text() == "made\n"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from benchkit.gate.jest import parse_jest_json
 from benchkit.gate.junit import ReportError, failing_files, file_of, parse_report
 from benchkit.gate.runners import RUNNERS
 from benchkit.gate.summary import RunnerSummary, read_summary
@@ -203,10 +204,21 @@ def test_the_registry_reads_a_file_that_failed_to_load_as_an_error() -> None:
 
 @pytest.mark.parametrize(
     ("text", "why"),
-    [("", "empty"), ('{"numTotalTests": 1}', "not jest's JSON report"), ("{", "not jest's")],
+    [
+        ("", "empty"),
+        ('{"numTotalTests": 1}', "not jest's JSON report"),
+        ("{", "not jest's"),
+        ('{"testResults": null}', "not jest's"),
+        ('{"testResults": [1]}', "not jest's"),
+        (
+            '{"testResults": [{"name": "a.test.js",'
+            ' "assertionResults": [{"ancestorTitles": null}]}]}',
+            "not jest's",
+        ),
+    ],
 )
 def test_a_bad_jest_json_report_is_an_error(text: str, why: str) -> None:
     with pytest.raises(ReportError, match=why):
-        RUNNERS["jest"].read_report(text or " ")
+        parse_jest_json(text)
     with pytest.raises(ReportError, match="writes JUnit XML"):
         RUNNERS["vitest"].read_report('{"testResults": []}')

@@ -19,7 +19,15 @@ from benchkit.run.plan import plan
 from benchkit.store.heartbeat import read_beats
 from benchkit.store.records import PilotSpec
 from benchkit.workspace.cache import TRASH, cache_dir, discard, trash_emptied
-from benchkit.workspace.git import add_worktree, diff, git_env, reader, remove_worktree, snapshot
+from benchkit.workspace.git import (
+    add_worktree,
+    diff,
+    exclude,
+    git_env,
+    reader,
+    remove_worktree,
+    snapshot,
+)
 from tests.conftest import TinyRepo, make_repo, sh_git
 
 
@@ -367,3 +375,22 @@ def test_a_pilots_folders_go_to_the_trash_and_a_killed_ones_leftovers_are_remove
     assert not folder.exists()  # at once: renamed
     trash_emptied()
     assert list((cache_dir() / TRASH).iterdir()) == []
+
+
+def test_the_environments_node_modules_is_never_in_the_arms_diff(tmp_path: Path) -> None:
+    """Even when the repository does not ignore it and the arm stages everything."""
+    source = tmp_path / "source"
+    make_repo(source, {"a.js": "x\n"}, {"a.js": "y\n"}, "human")
+    base = sh_git(source, "rev-parse", "main")
+    mirror = tmp_path / "mirror.git"
+    subprocess.run(["git", "clone", "-q", "--mirror", str(source), str(mirror)], check=True)
+    tree = add_worktree(mirror, base, tmp_path / "tree")
+    git_dir = reader(mirror, tmp_path / "git")
+    (tree / "node_modules" / "pkg").mkdir(parents=True)
+    (tree / "node_modules" / "pkg" / "index.js").write_text("module.exports = 1;\n")
+    exclude(git_dir, "node_modules")
+    (tree / "a.js").write_text("y\n")
+    assert "node_modules" not in diff(git_dir, base, snapshot(tree, git_dir, base))
+    sh_git(tree, "add", "-A")  # what an agent commonly does
+    patch = diff(git_dir, base, snapshot(tree, git_dir, base))
+    assert "node_modules" not in patch and "+y" in patch

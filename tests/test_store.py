@@ -7,6 +7,8 @@ import os
 import re
 import subprocess
 import sys
+import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -214,6 +216,34 @@ def test_a_read_of_many_loose_runs_merges_the_finished_ones(tiny: TinyRepo, tmp_
     benchkit.compact(tmp_path)
     assert benchkit.runs(tmp_path).sort("run_id").equals(before)  # nothing twice
     assert benchkit.table("checks", tmp_path).equals(checks)
+
+
+def test_a_read_survives_a_merge_under_it(tiny: TinyRepo, tmp_path: Path) -> None:
+    """Another command's read merges the files this read listed: it lists them again."""
+    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tmp_path)
+    [path] = (tmp_path / "runs").glob("*.parquet")
+    row = pq.read_table(path)
+    for n in range(MERGE_PAST + 6):
+        run_id = f"20260101T0000{n:02d}-{n:08x}"
+        copy = row.set_column(row.schema.get_field_index("run_id"), "run_id", pa.array([run_id]))
+        pq.write_table(copy, tmp_path / "runs" / f"{run_id}.parquet")
+    heights: list[int] = []
+    faults: list[BaseException] = []
+
+    def read_on() -> None:
+        try:
+            for _ in range(40):
+                heights.append(read_table(tmp_path, "runs", merge=False).height)
+        except BaseException as exc:
+            faults.append(exc)
+
+    reader = threading.Thread(target=read_on)
+    reader.start()
+    time.sleep(0.05)
+    assert benchkit.runs(tmp_path).height == MERGE_PAST + 7  # merges as it reads
+    reader.join()
+    assert faults == [] and set(heights) == {MERGE_PAST + 7}
+    assert len(list((tmp_path / "runs").glob("*.parquet"))) == 1
 
 
 def test_a_running_run_is_not_compacted(tiny: TinyRepo, tmp_path: Path) -> None:

@@ -30,9 +30,9 @@ from benchkit.analysis.stats import (
     bootstrap_mean,
     mean_interval,
     sign_test,
-    wilson,
 )
 from benchkit.errors import UsageError
+from benchkit.gate.intervals import wilson  # one Wilson interval: the gate's
 from benchkit.store.query import RunsLike, runs_frame
 
 CHECKS = ("install", "typecheck", "lint", "test", "build")
@@ -168,7 +168,8 @@ def compare(
     unknown = [m for m in (metrics or ()) if m not in available]
     if unknown:
         raise UsageError("metrics", "", f"no metric {unknown[0]!r} (known: {', '.join(available)})")
-    chosen = lazy.select(*keys, *[available[m].fill_nan(None).alias(m) for m in wanted])
+    exprs = [available[m].fill_nan(None).alias(m) for m in wanted]
+    chosen = lazy.select(*keys, *exprs).collect().lazy()  # read once: a scan may change
     grouped = _summaries(chosen, keys, wanted)
     samples = _resampled(chosen, keys, [m for m in wanted if m not in rates])
     rows = []

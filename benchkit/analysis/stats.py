@@ -9,9 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from benchkit.gate.intervals import Z95, wilson
-
-__all__ = ["wilson"]  # one Wilson interval, the gate's, for rates here too
+from benchkit.gate.intervals import Z95
 
 BOOTSTRAP_SAMPLES = 2000
 NORMAL_ABOVE = 1000  # values past which a mean's bootstrap gives way to its normal limit

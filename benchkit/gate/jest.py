@@ -57,6 +57,13 @@ def parse_jest_json(text: str, root: Path | None = None) -> list[CaseResult]:
         files: list[dict[str, Any]] = report["testResults"]
     except (ValueError, KeyError, TypeError) as exc:
         raise ReportError(f"not jest's JSON report: {exc}") from None
+    try:
+        return _cases(files, root)
+    except (TypeError, AttributeError, ValueError) as exc:
+        raise ReportError(f"not jest's JSON report: {exc}") from None
+
+
+def _cases(files: list[dict[str, Any]], root: Path | None) -> list[CaseResult]:
     cases: list[CaseResult] = []
     for result in files:
         file = _relative(str(result.get("name") or result.get("testFilePath") or ""), root)

@@ -244,7 +244,7 @@ def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
                 environment, where=pilot.env_copy, tree=pilot.worktree, log=log
             )
             if pilot.instance.path is not None and pilot.instance.path.parent == pilot.worktree:
-                exclude(pilot.git_dir, f"/{pilot.instance.path.name}/")  # not the arm's
+                exclude(pilot.git_dir, pilot.instance.path.name)  # not the arm's
         stage("baseline")
         with clock.stage("baseline"):
             pilot.baseline = establish(

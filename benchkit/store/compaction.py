@@ -70,6 +70,8 @@ def _widen(schema: pa.Schema, unified: pa.Schema) -> pa.Schema:
 
 
 def compact_when_due(store: Path) -> None:
-    """Compact a store once `AUTO_COMPACT` runs' own files have piled up."""
-    if len(list((store / "runs").glob(f"[!{PART[0]}]*.parquet"))) >= AUTO_COMPACT:
+    """Compact a store once `AUTO_COMPACT` runs' own files have piled up in a table
+    (the `runs` table's a read may have merged already: the detail tables' count)."""
+    own = (len(list((store / t).glob(f"[!{PART[0]}]*.parquet"))) for t in TABLES)
+    if max(own, default=0) >= AUTO_COMPACT:
         compact(store)

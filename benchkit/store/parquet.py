@@ -32,6 +32,7 @@ DEFAULT_STORE = Path("data/runs")
 CHECKS_NOTED = ".checks"  # in `runs/`: every check whose columns a runs file holds, a line each
 COMPACT_LOCK = ".compact.lock"  # in a store: held by whoever merges files
 MERGE_PAST = 64  # finished runs' own `runs` files past which a read merges them
+LISTINGS = 5  # times a read lists a table's files when one vanished under it (merged)
 RECHUNK_PAST = 64  # chunks (a file each) past which a read makes one: not for a few parts
 
 
@@ -257,29 +258,30 @@ def read_table(store: Path | str | None, table: str, *, merge: bool = True) -> p
     names it, and the rest loads. With `merge`, a read of the `runs` table that found
     `MERGE_PAST` finished runs' own files merges them (see `merge_read_runs`)."""
     folder = store_path(store)
-    files = _files(folder, table)
-    if not files:
-        return _empty(table).collect()
-    checks = noted_checks(folder / table) if table == "runs" else []
-    declared = table_schema(table, checks)
-    try:
-        rows = pl.scan_parquet(
-            files,
-            schema=empty_frame(declared).schema,
-            missing_columns="insert",
-            extra_columns="raise",
-        ).collect()
+    for _ in range(LISTINGS):  # a file merged away meanwhile: list the files again
+        files = _files(folder, table)
+        if not files:
+            return _empty(table).collect()
+        checks = noted_checks(folder / table) if table == "runs" else []
+        declared = table_schema(table, checks)
+        try:
+            rows = pl.scan_parquet(
+                files,
+                schema=empty_frame(declared).schema,
+                missing_columns="insert",
+                extra_columns="raise",
+            ).collect()
+        except FileNotFoundError:
+            continue
+        except pl.exceptions.PolarsError:
+            break
         rows = rows.rechunk() if rows.n_chunks() > RECHUNK_PAST else rows  # thousands: slow
-    except pl.exceptions.PolarsError:
-        rows = None
-    if rows is not None:
         if merge and table == "runs":
             merge_read_runs(folder, files, rows, declared)
         return upgraded(table, rows)
-        pass  # then each file's footer, and its columns noted for the next read
     try:  # then each file's footer, and its columns noted for the next read
         return upgraded(table, scan_table(store, table, upgraded=False).collect())
-    except pl.exceptions.PolarsError:
+    except (pl.exceptions.PolarsError, FileNotFoundError):
         pass  # a file with a good footer and a bad body: find it file by file
     frames: list[pl.DataFrame] = []
     for path in _files(store_path(store), table):

@@ -388,6 +388,7 @@ def _build_node(recipe: Recipe, final: Path, *, log: Path) -> Environment:
             (node / path).write_text(text)
         ci = ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"]
         lines.append(capture(ci, cwd=node, env=npm_env(), timeout_s=1800))
+        (node / "node_modules").mkdir(exist_ok=True)  # a package without dependencies
         packages = _node_packages(node)
         _read_only(node / "node_modules")
         meta = {
@@ -412,7 +413,10 @@ def _build_node(recipe: Recipe, final: Path, *, log: Path) -> Environment:
 def _node_packages(folder: Path) -> tuple[str, ...]:
     """`name==version` of every package npm installed, from its own record of them
     (`node_modules/.package-lock.json`)."""
-    record = json.loads((folder / "node_modules" / ".package-lock.json").read_text())
+    hidden = folder / "node_modules" / ".package-lock.json"
+    if not hidden.exists():
+        return ()  # nothing installed
+    record = json.loads(hidden.read_text())
     found = set()
     for where, package in record.get("packages", {}).items():
         if where and "version" in package and not package.get("link"):
@@ -544,9 +548,8 @@ def remove(instance: Instance | None, *, read_only: bool = False) -> None:
     check then (a walk of the whole environment, most of a pilot's cleanup)."""
     if instance is None or instance.path is None:
         return
-    inside = instance.path.is_relative_to(instance.tree)  # node_modules: writable
     discard(instance.path)
-    if read_only and not inside:
+    if read_only:  # bubblewrap binds a node_modules copy read-only too
         return
     cached_path = instance.environment.path
     assert cached_path is not None

@@ -250,13 +250,25 @@ def reader(mirror: Path, where: Path) -> Path:
     return where
 
 
-def exclude(git_dir: Path, pattern: str) -> None:
-    """Leave what matches `pattern` out of the snapshots `git_dir` takes (see
-    `reader`): the environment's `node_modules` in a worktree, say."""
+LEFT_OUT = "benchkit-left-out"  # in a reader's info/: folders no snapshot holds
+
+
+def exclude(git_dir: Path, folder: str) -> None:
+    """Leave a folder of the worktree (the environment's `node_modules`, say) out of
+    the snapshots `git_dir` takes (see `reader`), even when the arm staged it."""
     info = git_dir / "info"
     info.mkdir(parents=True, exist_ok=True)
     with (info / "exclude").open("a") as handle:
-        handle.write(f"{pattern}\n")
+        handle.write(f"/{folder}/\n")
+    with (info / LEFT_OUT).open("a") as handle:
+        handle.write(f"{folder}\n")
+
+
+def _left_out(into: Path) -> list[str]:
+    try:
+        return [line for line in (into / "info" / LEFT_OUT).read_text().splitlines() if line]
+    except OSError:
+        return []
 
 
 def _regular_file(path: Path) -> bool:
@@ -283,13 +295,22 @@ def snapshot(worktree: Path, into: Path, base_sha: str) -> str:
             shutil.copy2(own_index, index)  # keep its mtime: git re-reads racily clean entries
             try:
                 git(*work, "add", "--all", ".", cwd=worktree, **env)
+                _unstage(work, worktree, env, _left_out(into))
                 return git(*work, "write-tree", cwd=worktree, **env).strip()
             except ProcError:
                 Path(index).unlink(missing_ok=True)  # an index git cannot use: start again
         git(*work, "read-tree", base_sha, cwd=worktree, **env)
         git(*work, "add", "--all", ".", cwd=worktree, **env)
+        _unstage(work, worktree, env, _left_out(into))
         tree = git(*work, "write-tree", cwd=worktree, **env).strip()
     return tree
+
+
+def _unstage(work: list[str], worktree: Path, env: dict[str, str], folders: list[str]) -> None:
+    """Folders left out of a snapshot even when the arm's own index holds them."""
+    if folders:
+        rm = ["rm", "-r", "--cached", "--quiet", "--ignore-unmatch", "--", *folders]
+        git(*work, *rm, cwd=worktree, **env)
 
 
 def diff(

@@ -95,6 +95,7 @@ class Sandbox:
     network: bool = True
     ledger: Path | None = None  # each command's process group is written here
     run_id: str = ""  # written in each command's environment, for `recover` to know them
+    read_only_modules: bool = True  # the tree's node_modules (the environment's copy)
 
     def with_network(self, on: bool) -> Sandbox:
         return replace(self, network=on)
@@ -114,6 +115,9 @@ class Sandbox:
             args.append("--unshare-net")
         for folder in (self.tree, self.home, self.tmp):
             args += ["--bind", str(folder), str(folder)]
+        modules = self.tree / "node_modules"  # a node environment's copy: read only
+        if self.read_only_modules and modules.is_dir() and not modules.is_symlink():
+            args += ["--ro-bind", str(modules), str(modules)]
         return [*args, "--chdir", str(self.tree), "--", *argv]
 
     def make(self) -> None:
