@@ -15,6 +15,7 @@ import socket
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -100,6 +101,9 @@ class _Clock:
         yield
 
 
+Ahead = tuple[str, "Future[tuple[FileChange, ...]]"]
+
+
 @cache
 def _human_change(repo: Repository) -> tuple[FileChange, ...]:
     """The human reference's diff, parsed once for every pilot on the same commits."""
@@ -117,9 +121,36 @@ def _base_lines(repo: Repository, path: str) -> list[str] | None:
     return file_lines(repo.mirror, repo.base_sha, path)
 
 
-def _score(p: Plan, repo_dir: Path, tree: str) -> Coverage:
+_PARSER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-diffs")
+
+
+def _arm_change(repo_dir: Path, base: str, tree: str) -> tuple[FileChange, ...]:
+    return tuple(parse_diff(diff(repo_dir, base, tree)))
+
+
+def _human_ahead(repo: Repository) -> None:
+    """The human's diff, read and parsed by a thread from the pilot's start, while its
+    stages wait on their processes (once a process: it is cached)."""
+    _PARSER.submit(_human_change, repo)
+    _PARSER.submit(_human_patch, repo)
+
+
+def _parse_ahead(pilot: _Pilot) -> None:
+    """The arm's diff, read and parsed by a thread while the checks run: the score
+    stage then mostly scores."""
+    repo = pilot.plan.repository
+    pilot.arm_change = (
+        pilot.tree,
+        _PARSER.submit(_arm_change, pilot.git_dir, repo.base_sha, pilot.tree),
+    )
+
+
+def _score(p: Plan, repo_dir: Path, tree: str, ahead: Ahead | None = None) -> Coverage:
     repo = p.repository
-    arm = parse_diff(diff(repo_dir, repo.base_sha, tree))
+    if ahead is not None and ahead[0] == tree:
+        arm = ahead[1].result()
+    else:
+        arm = _arm_change(repo_dir, repo.base_sha, tree)
     return score(
         _human_change(repo),
         arm,
@@ -168,6 +199,7 @@ class _Pilot:
     gate: GateResult | None = None
     environment: Environment | None = None
     instance: Instance | None = None
+    arm_change: Ahead | None = None  # the arm's tree and its diff, parsed ahead
     resolved: bool | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -229,6 +261,7 @@ def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
     bench, repo = p.bench, p.repository
     stage("prepare")
     with clock.stage("prepare"):
+        _human_ahead(repo)
         add_worktree(repo.mirror, repo.base_sha, pilot.worktree)
         reader(repo.mirror, pilot.git_dir)
         pilot.sandbox.make()
@@ -278,6 +311,7 @@ def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
         finally:
             try:  # at once, before a check touches it
                 pilot.tree = snapshot(pilot.worktree, pilot.git_dir, repo.base_sha)
+                _parse_ahead(pilot)
             except ProcError as exc:  # a full disk, or a worktree git cannot read
                 full = "No space left on device" in exc.stderr
                 detail = f"git cannot read the worktree the arm left: {exc}"
@@ -477,7 +511,7 @@ def _finish(pilot: _Pilot, keep: bool, stage: Callable[[str], None]) -> Run:
         if pilot.status == "running":
             pilot.status = "failed"  # stopped before its stages said otherwise
         repo_dir = pilot.git_dir if (pilot.git_dir / "HEAD").exists() else repo.mirror
-        coverage = _score(p, repo_dir, pilot.tree)
+        coverage = _score(p, repo_dir, pilot.tree, pilot.arm_change)
         left_out = with_secret(repo_dir, repo.base_sha, pilot.tree, secrets)
         pilot.warnings += [
             f"{path}: a binary file holding a secret's value, left out of agent.patch"
