@@ -215,9 +215,7 @@ def run_at(
         runner = runner_of(None, output)
         cases, problem = None, None
         if report_file is not None:
-            cases, problem = read_report(report_file, runner, worktree)
-            if cases and runner is not None:
-                cases = runner.with_unloaded(cases, output)
+            cases, problem = read_report(report_file, runner, worktree, output)
             if report_file.exists():
                 shutil.copyfile(report_file, logs / f"{name}.xml")
         return CommandRun(

@@ -8,8 +8,6 @@ stop in between leaves files that readers skip and the next compaction removes.
 from __future__ import annotations
 
 import fcntl
-import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
@@ -21,6 +19,7 @@ from benchkit.store.parquet import (
     PART,
     all_files,
     compacted_ids,
+    part_name,
     read_table,
     readable,
     store_path,
@@ -56,8 +55,7 @@ def compact(store: Path | str | None = None, *, least: int = 2) -> dict[str, int
                 [pq.read_table(f).cast(_widen(pq.read_schema(f), unified)) for f in files],
                 promote_options="permissive",
             )
-            name = f"{PART}{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
-            write_arrow(store, table, name, combined)
+            write_arrow(store, table, part_name(), combined)
             for f in files:
                 f.unlink(missing_ok=True)
             merged[table] = len(files)

@@ -143,6 +143,11 @@ def write_details(store: Path, run: Run) -> None:
 PART = "part-"  # a compacted file: many runs in one
 
 
+def part_name() -> str:
+    """A new compacted file's name: when it was made, and a random tail."""
+    return f"{PART}{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+
+
 def _note_checks(folder: Path, schema: pa.Schema) -> None:
     """Add the checks of a runs file's columns to the folder's note, before the file is
     written: a reader then knows every column without opening every file."""
@@ -284,7 +289,7 @@ def read_table(store: Path | str | None, table: str, *, merge: bool = True) -> p
     except (pl.exceptions.PolarsError, FileNotFoundError):
         pass  # a file with a good footer and a bad body: find it file by file
     frames: list[pl.DataFrame] = []
-    for path in _files(store_path(store), table):
+    for path in _files(folder, table):
         try:
             frames.append(pl.read_parquet(path))
         except Exception as exc:  # any unreadable file: name it, keep the rest
@@ -319,8 +324,7 @@ def merge_read_runs(store: Path, files: list[Path], rows: pl.DataFrame, schema: 
             if chosen.height < MERGE_PAST:
                 return 0
             data = chosen.select(schema.names).to_arrow().cast(schema)
-            name = f"{PART}{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
-            write_arrow(store, "runs", name, data)
+            write_arrow(store, "runs", part_name(), data)
             for run_id in chosen["run_id"]:
                 (folder / f"{run_id}.parquet").unlink(missing_ok=True)
             return chosen.height

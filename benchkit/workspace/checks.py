@@ -58,12 +58,13 @@ def count_from_output(regex: str, output: str, status: CheckStatus) -> int | Non
 
 
 def read_report(
-    report: Path, runner: Runner | None, root: Path | None = None
+    report: Path, runner: Runner | None, root: Path | None = None, log: str = ""
 ) -> tuple[tuple[CaseResult, ...] | None, str | None]:
     """The cases of a test report (JUnit, or the runner's own JSON, its paths relative
     to `root`; test ids by the runner's rule), and what is wrong with it: a report that
-    is missing, empty or unreadable has no cases; one that names no test has zero.
-    Pilots, `ab` and `probe` all read reports here."""
+    is missing, empty or unreadable has no cases; one that names no test has zero. A
+    file the runner's `log` says failed to load, and the report leaves out, is added as
+    an `error` case. Pilots, `ab` and `probe` all read reports here."""
     if not report.exists():
         return None, f"no test report at {report.name}"
     text = report.read_text(encoding="utf-8", errors="replace")
@@ -73,7 +74,8 @@ def read_report(
         return None, f"{report.name}: {exc}"
     if not cases:
         return (), f"{report.name}: the report names no test"
-    return tuple(cases), None
+    found = tuple(cases)
+    return (runner.with_unloaded(found, log) if runner else found), None
 
 
 def could_not_run(cases: tuple[CaseResult, ...]) -> str | None:
@@ -135,10 +137,8 @@ def test_run_of(
     cases, read by its runner (the one named, else the one whose summary the output
     holds), and that runner's own closing summary."""
     runner = runner_of(named, output)
-    found = read_report(report, runner, root) if not finished.not_found else (None, None)
+    found = read_report(report, runner, root, output) if not finished.not_found else (None, None)
     cases, problem = found
-    if cases and runner is not None:
-        cases = runner.with_unloaded(cases, output)
     return TestRun(
         cases=cases,
         problem=problem,

@@ -150,7 +150,7 @@ class Instance:
         if self.path is not None:
             found["PATH"] = os.pathsep.join([str(self.path / "bin"), found["PATH"]])
             found["VIRTUAL_ENV"] = str(self.path)
-        if self.environment.recipe.project == "pythonpath" and kind != "node":
+        if self.environment.recipe.project == "pythonpath":
             found["PYTHONPATH"] = str(importable_root(self.tree))
         return found
 
@@ -391,15 +391,7 @@ def _build_node(recipe: Recipe, final: Path, *, log: Path) -> Environment:
         (node / "node_modules").mkdir(exist_ok=True)  # a package without dependencies
         packages = _node_packages(node)
         _read_only(node / "node_modules")
-        meta = {
-            "key": recipe.key,
-            "recipe": asdict(recipe) | {"files": [path for path, _ in recipe.files]},
-            "packages": packages,
-            "manifest": manifest(node),
-            "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "build_s": round(time.monotonic() - started, 3),
-        }
-        (node / META).write_text(json.dumps(meta, indent=1))
+        meta = _write_meta(recipe, node, packages, started)
         os.replace(node, final)
     except (ProcError, OSError) as exc:
         _write_log(log, [*lines, getattr(exc, "stdout", ""), getattr(exc, "stderr", str(exc))])
@@ -408,6 +400,23 @@ def _build_node(recipe: Recipe, final: Path, *, log: Path) -> Environment:
         shutil.rmtree(tmp, ignore_errors=True)
     _write_log(log, [*lines, f"built in {meta['build_s']} s: {len(packages)} packages"])
     return Environment(recipe=recipe, path=final, packages=packages)
+
+
+def _write_meta(
+    recipe: Recipe, root: Path, packages: tuple[str, ...], started: float
+) -> dict[str, object]:
+    """What a built environment says of itself, in its `META` file: its key, recipe,
+    packages, manifest, when and how fast it was built."""
+    meta: dict[str, object] = {
+        "key": recipe.key,
+        "recipe": asdict(recipe) | {"files": [path for path, _ in recipe.files]},
+        "packages": packages,
+        "manifest": manifest(root),
+        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "build_s": round(time.monotonic() - started, 3),
+    }
+    (root / META).write_text(json.dumps(meta, indent=1))
+    return meta
 
 
 def _node_packages(folder: Path) -> tuple[str, ...]:
@@ -445,15 +454,7 @@ def _build(recipe: Recipe, final: Path, *, log: Path) -> Environment:
             lines.append(uv(*install, "--compile-bytecode", *wanted))
         packages = tuple(uv("pip", "freeze", "--python", python).split())
         _read_only(tmp / "venv")
-        meta = {
-            "key": recipe.key,
-            "recipe": asdict(recipe) | {"files": [path for path, _ in recipe.files]},
-            "packages": packages,
-            "manifest": manifest(tmp / "venv"),
-            "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "build_s": round(time.monotonic() - started, 3),
-        }
-        (tmp / "venv" / META).write_text(json.dumps(meta, indent=1))
+        meta = _write_meta(recipe, tmp / "venv", packages, started)
         os.replace(tmp / "venv", final)
     except ProcError as exc:
         _write_log(log, [*lines, exc.stdout, exc.stderr])
