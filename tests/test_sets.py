@@ -91,11 +91,10 @@ def test_a_resumed_set_after_a_sigkill_runs_only_what_is_missing(
 ) -> None:
     store = tmp_path / "store"
     marker = tmp_path / "marker"
+    free = tmp_path / "free"  # once it exists, every pilot ends at once
     arm = tmp_path / "slow.toml"  # the first pilot ends at once; the others wait
-    arm.write_text(
-        'name = "slow"\ntimeout = 300\n'
-        f'command = "if [ -e {marker} ]; then sleep 61.{os.getpid()}; fi; touch {marker}"\n'
-    )
+    wait = f"if [ -e {marker} ]; then sleep 61.{os.getpid()}; fi; touch {marker}"
+    arm.write_text(f'name = "slow"\ntimeout = 300\ncommand = "[ -e {free} ] || {{ {wait}; }}"\n')
     args = ["pilot", "--bench", str(tiny.bench_dir), "--arm", str(arm), "--trials", "4"]
     args += ["--set", "s1", "--jobs", "2", "--sandbox", "none", "--store", str(store)]
     proc = subprocess.Popen(
@@ -113,13 +112,15 @@ def test_a_resumed_set_after_a_sigkill_runs_only_what_is_missing(
         assert _sleeping(), "the slow pilots did not start"
         proc.kill()
         proc.wait()
-        deadline = time.monotonic() + 30
-        while _sleeping() and time.monotonic() < deadline:
-            time.sleep(0.1)
+        deadline = time.monotonic() + 30  # the workers stop their arms, then record them
         killed = benchkit.runs(store)
+        while "running" in killed["status"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+            killed = benchkit.runs(store)
+        assert not _sleeping()
         finished = killed.filter(pl.col("status") == "ok")["trial"].to_list()
         assert len(finished) >= 1
-        marker.unlink()  # from here on each pilot ends at once
+        free.touch()
         resumed = _cli(*args)
         assert resumed.returncode == 0, resumed.stderr
         runs = benchkit.runs(store)

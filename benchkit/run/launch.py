@@ -38,7 +38,7 @@ from benchkit.store.parquet import read_table, writable_store
 from benchkit.store.query import pick_runs
 from benchkit.store.records import DEFAULT_SET, LAUNCHERS, RERUNS, Launcher, PilotSpec, Run
 from benchkit.workspace.cache import empty_trash
-from benchkit.workspace.proc import Terminated, orphaned, worker_started
+from benchkit.workspace.proc import Terminated, worker_started
 
 
 def _each(value: str | Path | Sequence[str | Path]) -> list[str]:
@@ -195,20 +195,20 @@ def _needed(
 _EVENTS: list[Sink] = []  # in a worker process: where its pilot's events go
 
 
-def _worker_started(parent: int, told: multiprocessing.Queue[Event]) -> None:
-    worker_started(parent)
+def _worker_started(told: multiprocessing.Queue[Event]) -> None:
+    worker_started()
     _EVENTS[:] = [told.put]
 
 
 def _work(p: Plan, store: Path, keep: bool) -> Run:
-    """One pilot in a worker process; a worker whose benchkit died ends once its run is
-    recorded (nobody is left to hand it another)."""
+    """One pilot in a worker process. An interrupted worker ends once its run is
+    recorded, and never takes another pilot: Ctrl-C reaches it with benchkit, SIGTERM
+    comes from benchkit stopping it or from the kernel as benchkit dies (once for each
+    of benchkit's threads that goes, so at first while benchkit is still its parent)."""
     try:
         return execute_plan(p, store, keep=keep, launcher="processes", events=_EVENTS[0])
-    except KeyboardInterrupt:
-        if orphaned():
-            os._exit(Terminated.exit_code)
-        raise
+    except KeyboardInterrupt as exc:
+        os._exit(exc.exit_code if isinstance(exc, Terminated) else 128 + signal.SIGINT)
 
 
 def _ready() -> None:
@@ -223,7 +223,7 @@ class Workers:
         context = multiprocessing.get_context("spawn")
         self.told: multiprocessing.Queue[Event] = context.Queue()
         self.pool = ProcessPoolExecutor(
-            jobs, mp_context=context, initializer=_worker_started, initargs=(os.getpid(), self.told)
+            jobs, mp_context=context, initializer=_worker_started, initargs=(self.told,)
         )
         for _ in range(jobs):
             self.pool.submit(_ready)

@@ -457,19 +457,23 @@ def execute_plan(
     pilot.logs.mkdir(parents=True, exist_ok=True)
     owner = pilot.owner
     started = started_at.isoformat()
-    with deferred_interrupts():  # the first beat before the row: never running unbeaten
-        heart = Heartbeat(
-            store,
-            Beat(
-                run_id=run_id,
-                stage="start",
-                host=owner.host,
-                pid=owner.pid,
-                started_at=started,
-                updated_at=started,
-            ),
-        )
-        write_run_row(store, _record(pilot, None, keep))
+    early: KeyboardInterrupt | None = None  # an interrupt during the start: recorded below
+    try:
+        with deferred_interrupts():  # the first beat before the row: never running unbeaten
+            heart = Heartbeat(
+                store,
+                Beat(
+                    run_id=run_id,
+                    stage="start",
+                    host=owner.host,
+                    pid=owner.pid,
+                    started_at=started,
+                    updated_at=started,
+                ),
+            )
+            write_run_row(store, _record(pilot, None, keep))
+    except KeyboardInterrupt as exc:
+        early = exc
     model = f" {p.spec.model}" if p.spec.model else ""
     label = f"{p.bench.name} {p.spec.arm}{model} #{p.spec.trial}"
 
@@ -480,6 +484,8 @@ def execute_plan(
         events(StageBegun(run_id=run_id, label=label, stage=name, worker=worker))
 
     try:
+        if early is not None:
+            raise early
         _run_stages(pilot, stage)
     except KeyboardInterrupt:
         pilot.status = "interrupted"

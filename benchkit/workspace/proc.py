@@ -216,8 +216,9 @@ def run(
             log.write(f"\nbenchkit: timed out after {timeout_s:g} s\n".encode())
             return ended(None, timed_out=True)
         except BaseException:
-            stop_group(proc, grace_s)
-            _drain(proc, pumps)
+            with deferred_interrupts():  # a second signal never cuts the stopping short
+                stop_group(proc, grace_s)
+                _drain(proc, pumps)
             raise
         if group_members(proc.pid):
             stop_group(proc, grace_s)  # leftovers of a command that exited: never let them run on
@@ -323,20 +324,11 @@ def _signal_zero(pid: int) -> bool:
 _PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
-_PARENT: list[int] = []  # in a worker: the pid of the benchkit that started it
-
-
-def worker_started(parent: int) -> None:
-    """In a worker process of benchkit's (`parent`): SIGTERM raises `Terminated`, and the
-    worker gets SIGTERM when benchkit dies (Linux), so that a SIGKILLed benchkit leaves
-    no worker, and no arm, running: each records its run as interrupted and stops."""
-    _PARENT[:] = [parent]
+def worker_started() -> None:
+    """In a worker process of benchkit's: SIGTERM raises `Terminated`, and the worker
+    gets SIGTERM when benchkit dies (Linux), so that a SIGKILLed benchkit leaves no
+    worker, and no arm, running: each records its run as interrupted and stops."""
     signal.signal(signal.SIGTERM, _on_sigterm)
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-
-
-def orphaned() -> bool:
-    """In a worker: whether the benchkit that started it is gone."""
-    return bool(_PARENT) and os.getppid() != _PARENT[0]
