@@ -115,8 +115,15 @@ def write_arrow(store: Path, table: str, name: str, data: pa.Table) -> Path:
             _note_checks(folder, data.schema)
         if name.startswith(PART):
             pq.write_table(data, tmp)
-        else:  # a run's own file: statistics, and a dictionary for one row, only cost reads
-            pq.write_table(data, tmp, write_statistics=False, use_dictionary=data.num_rows > 1)
+        else:  # a run's own file: statistics, a dictionary for one row and Arrow's copy
+            # of the schema (Parquet's own types say the same) only cost reads and disk
+            pq.write_table(
+                data,
+                tmp,
+                write_statistics=False,
+                use_dictionary=data.num_rows > 1,
+                store_schema=False,
+            )
         os.replace(tmp, final)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

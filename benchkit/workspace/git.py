@@ -4,9 +4,9 @@ Every git command runs with the user's and the system's git configuration shut
 out, so that a diff is parsed the same way on every machine and the demo's commits
 get the same shas everywhere; with hooks and fsmonitor off, and paths unquoted.
 
-A pilot's worktree is a clone of its own that borrows the mirror's objects
-(`--shared`) and has no remote: what an arm does to its config, hooks or refs stays
-in it. benchkit reads what the arm left through a git folder of its own
+A pilot's worktree is a repository of its own that borrows the mirror's objects
+(as `clone --shared` would) and has no remote: what an arm does to its config, hooks
+or refs stays in it. benchkit reads what the arm left through a git folder of its own
 (`snapshot`), never through the worktree's `.git`, whose config the arm may have
 written (a filter, a hook, an fsmonitor would run with benchkit's rights).
 """
@@ -225,11 +225,13 @@ def _human_from_patch(bench: Bench, mirror: Path, base_sha: str, patch: Path) ->
 
 
 def add_worktree(mirror: Path, sha: str, where: Path) -> Path:
-    """A fresh repository of its own at `sha` (detached): a clone that borrows the
-    mirror's objects and has no remote, so nothing done in it reaches the mirror."""
+    """A fresh repository of its own at `sha` (detached) that borrows the mirror's
+    objects and has no remote and no ref, so nothing done in it reaches the mirror:
+    two git processes, `init` (without the sample hooks of git's template) and
+    `checkout`."""
     try:
-        git("clone", "--quiet", "--shared", "--no-checkout", "--", str(mirror), str(where))
-        git("remote", "remove", "origin", cwd=where)
+        git("init", "--quiet", "--template=", "--", str(where))
+        _borrow(mirror, where / ".git")
         git("checkout", "--quiet", "--detach", sha, cwd=where)
     except BaseException:
         shutil.rmtree(where, ignore_errors=True)
@@ -244,10 +246,16 @@ def remove_worktree(where: Path) -> None:
 def reader(mirror: Path, where: Path) -> Path:
     """A bare git folder of benchkit's own that reads the mirror's objects: it takes
     the snapshots of a worktree and diffs them, out of the arm's reach."""
-    git("init", "--quiet", "--bare", str(where))
-    alternates = where / "objects" / "info" / "alternates"
-    alternates.write_text(f"{(mirror / 'objects').resolve()}\n")
-    return where
+    git("init", "--quiet", "--bare", "--template=", "--", str(where))
+    return _borrow(mirror, where)
+
+
+def _borrow(mirror: Path, git_dir: Path) -> Path:
+    """`git_dir` reads the mirror's objects (as `clone --shared` would have it)."""
+    info = git_dir / "objects" / "info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "alternates").write_text(f"{(mirror / 'objects').resolve()}\n")
+    return git_dir
 
 
 LEFT_OUT = "benchkit-left-out"  # in a reader's info/: folders no snapshot holds
