@@ -12,6 +12,8 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@# byte-compiled now: with PYTHONDONTWRITEBYTECODE set, every start would compile benchkit
+	$(BIN)/python -m compileall -q benchkit
 	@touch $(STAMP)
 
 install: $(STAMP)
