@@ -8,10 +8,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from benchkit.gate.junit import parse_report
 from benchkit.workspace import proc
 from benchkit.workspace.checks import count_from_output, status_of
 from benchkit.workspace.commands import substitute
+from benchkit.workspace.sandbox import Sandbox, bwrap_problem
+
+NO_BWRAP = bwrap_problem()
 
 
 def test_string_commands_get_shell_quoted_values(tmp_path: Path) -> None:
@@ -77,6 +82,51 @@ def test_a_timeout_stops_the_whole_group(tmp_path: Path) -> None:
         or "Z" in Path(f"/proc/{grandchild}/stat").read_text().split()[2]
     )
     assert "timed out after 0.5 s" in (tmp_path / "log").read_text()
+
+
+def _gone(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat")
+    return not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+@pytest.mark.parametrize("boxed", [False, True], ids=["as-is", "bwrap"])
+def test_what_a_command_leaves_running_is_stopped_when_it_exits(
+    tmp_path: Path, boxed: bool
+) -> None:
+    """A command that exits leaving a process behind: benchkit stops it (without a
+    sandbox, found in the command's group; in bubblewrap, the kernel ends the
+    sandbox's pid namespace with it), and the command's duration is its own."""
+    if boxed and NO_BWRAP:
+        pytest.skip(f"no sandbox here: {NO_BWRAP}")
+    marker = tmp_path / "left.pid"
+    box = Sandbox(name="bwrap", tree=tmp_path, home=tmp_path / "h", tmp=tmp_path / "t")
+    box.make()
+    done = proc.run(
+        f"sh -c 'echo $$ > {marker}; exec sleep 60' & sleep 0.3; echo done",
+        cwd=tmp_path,
+        env=dict(os.environ),
+        log_path=tmp_path / "log",
+        timeout_s=30,
+        grace_s=2,
+        sandbox=box if boxed else None,
+    )
+    assert done.exit_code == 0 and not done.timed_out
+    assert 0.3 <= done.duration_s < 5
+    assert (tmp_path / "log").read_text().strip().endswith("done")
+    if boxed:  # its pid in the sandbox's namespace: find it by its command line
+        left = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _sleeps(p, marker)]
+        assert left == [] or all(_gone(int(p.name)) for p in left)
+    else:
+        assert _gone(int(marker.read_text()))
+
+
+def _sleeps(proc_dir: Path, marker: Path) -> bool:
+    try:
+        return (proc_dir / "cwd").resolve() == marker.parent and (
+            (proc_dir / "cmdline").read_bytes().startswith(b"sleep\x0060")
+        )
+    except OSError:
+        return False
 
 
 def test_pytest_reports_map_to_files(tmp_path: Path) -> None:

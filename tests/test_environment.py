@@ -280,6 +280,45 @@ def test_in_the_sandbox_a_check_cannot_write_its_environment(tmp_path: Path) -> 
     assert "TAMPERED" not in init
 
 
+@pytest.mark.skipif(NO_BWRAP is not None, reason=f"no sandbox here: {NO_BWRAP}")
+def test_in_the_sandbox_the_cached_environment_is_bound_not_copied(tmp_path: Path) -> None:
+    """In bubblewrap a pilot's checks see the cached environment itself, bound
+    read-only where the pilot's instance goes (a copy would be new folders of
+    hard-linked files): nothing is copied, and the checks still run in it."""
+    bench = _bench(tmp_path, VENV)
+    text = (bench / "bench.toml").read_text()
+    folder = "import os; s = os.stat(os.environ['VIRTUAL_ENV']); print('env', s.st_dev, s.st_ino)"
+    (bench / "bench.toml").write_text(
+        text + f'\n[[checks]]\nname = "where"\ncommand = ["python", "-c", {json.dumps(folder)}]\n'
+    )
+    [run] = benchkit.pilot(str(bench), arm="noop", store=tmp_path / "store", sandbox="bwrap")
+    assert run.gate is not None and run.gate.verdict == "pass"  # pytest and freezegun found
+    where = run.after("where")
+    assert where is not None and where.status == "ok"
+    [env] = cached()
+    seen = os.stat(env.path)
+    assert f"env {seen.st_dev} {seen.st_ino}" in Path(where.log_path).read_text()
+
+
+def test_a_prune_keeps_an_environment_a_pilot_binds(tmp_path: Path) -> None:
+    from benchkit.bench.find import find_bench
+    from benchkit.workspace.environment import ensure, instantiate, prune, recipe, remove
+    from benchkit.workspace.git import prepare_repository
+
+    bench = find_bench(_bench(tmp_path, VENV))
+    environment = ensure(recipe(bench, prepare_repository(bench)), log=tmp_path / "env.log")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    where = tmp_path / "tree-env"
+    instance = instantiate(environment, where=where, tree=tree, log=tmp_path / "i.log", bound=True)
+    assert instance.binds == ((environment.path, where),)
+    assert where.is_dir() and not list(where.iterdir())  # where it is bound: nothing copied
+    assert prune() == []  # a pilot binds it: kept
+    remove(instance, read_only=True)
+    assert not where.exists()
+    assert prune() == [environment.path.name if environment.path else ""]
+
+
 def test_env_list_and_prune(tmp_path: Path) -> None:
     benchkit.pilot(str(_bench(tmp_path, VENV)), arm="noop", store=tmp_path / "store")
 

@@ -398,15 +398,20 @@ def test_a_full_store_marks_the_run_failed_and_leaves_no_temporary_file(
 
 @needs_bwrap
 def test_the_environments_node_modules_is_read_only_in_the_sandbox(tmp_path: Path) -> None:
-    """The tree is the arm's to write; its node_modules, the environment's hard-linked
-    copy, is not (a write in place would reach the cached environment)."""
+    """The tree is the arm's to write; its node_modules, the cached environment's own
+    bound read-only there, is not: a write in place would reach the cache."""
     tree, home, tmp = (tmp_path / name for name in ("tree", "home", "tmp"))
-    (tree / "node_modules" / "pkg").mkdir(parents=True)
-    (tree / "node_modules" / "pkg" / "index.js").write_text("module.exports = 1;\n")
+    cached = tmp_path / "cache" / "node_modules"
+    (cached / "pkg").mkdir(parents=True)
+    (cached / "pkg" / "index.js").write_text("module.exports = 1;\n")
+    (tree / "node_modules").mkdir(parents=True)  # where it is bound
     box = Sandbox(name="bwrap", tree=tree, home=home, tmp=tmp)
+    box = box.with_read_only(((cached, tree / "node_modules"),))
     box.make()
-    write = "echo 2 > node_modules/pkg/index.js; echo made > mine.txt"
+    write = "cat node_modules/pkg/index.js; echo 2 > node_modules/pkg/index.js; echo x > mine.txt"
     done = subprocess.run(box.command(["sh", "-c", write]), capture_output=True, text=True)
+    assert done.stdout == "module.exports = 1;\n"
     assert "Read-only file system" in done.stderr
-    assert (tree / "node_modules" / "pkg" / "index.js").read_text() == "module.exports = 1;\n"
-    assert (tree / "mine.txt").read_text() == "made\n"
+    assert (cached / "pkg" / "index.js").read_text() == "module.exports = 1;\n"
+    assert not list((tree / "node_modules").iterdir())  # nothing copied into the tree
+    assert (tree / "mine.txt").read_text() == "x\n"

@@ -153,9 +153,14 @@ def _run_at_base(
     instance = None
     try:
         instance = instantiate(
-            environment, where=env_copy_of(worktree), tree=worktree, log=logs / "environment.log"
+            environment,
+            where=env_copy_of(worktree),
+            tree=worktree,
+            log=logs / "environment.log",
+            bound=sandbox is not None and sandbox.name == "bwrap",
         )
         if sandbox is not None:
+            sandbox = sandbox.with_read_only(instance.binds)
             sandbox.make()
         confined = Confinement(sandbox=sandbox)
         runs = run_checks(bench, phase="base", instance=instance, logs=logs, confinement=confined)

@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from functools import cache
+from functools import cache, partial
 from importlib import metadata
 from pathlib import Path
 
@@ -136,13 +136,20 @@ def _human_ahead(repo: Repository) -> None:
 
 
 def _parse_ahead(pilot: _Pilot) -> None:
-    """The arm's diff, read and parsed by a thread while the checks run: the score
-    stage then mostly scores."""
+    """The arm's diff, read and parsed by a thread while the checks run, and its patch
+    (unless a secret's value may have to be left out of it): the score stage then
+    mostly scores."""
     repo = pilot.plan.repository
     pilot.arm_change = (
         pilot.tree,
         _PARSER.submit(_arm_change, pilot.git_dir, repo.base_sha, pilot.tree),
     )
+    if not any(pilot.secrets):
+        patch = partial(diff, context=3, binary=True)
+        pilot.arm_patch = (
+            pilot.tree,
+            _PARSER.submit(patch, pilot.git_dir, repo.base_sha, pilot.tree),
+        )
 
 
 def _score(p: Plan, repo_dir: Path, tree: str, ahead: Ahead | None = None) -> Coverage:
@@ -200,6 +207,7 @@ class _Pilot:
     environment: Environment | None = None
     instance: Instance | None = None
     arm_change: Ahead | None = None  # the arm's tree and its diff, parsed ahead
+    arm_patch: tuple[str, Future[str]] | None = None  # and its patch, read ahead
     resolved: bool | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -230,7 +238,8 @@ class _Pilot:
 
     @property
     def sandbox(self) -> Sandbox:
-        return sandbox_of(self.plan, self.folder, "tree")
+        box = sandbox_of(self.plan, self.folder, "tree")
+        return box.with_read_only(self.instance.binds) if self.instance else box
 
     @property
     def secrets(self) -> list[str]:
@@ -274,7 +283,11 @@ def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
             environment = ensure(p.recipe, log=log)
             pilot.environment = environment
             pilot.instance = instantiate(
-                environment, where=pilot.env_copy, tree=pilot.worktree, log=log
+                environment,
+                where=pilot.env_copy,
+                tree=pilot.worktree,
+                log=log,
+                bound=p.sandbox == "bwrap",
             )
             if pilot.instance.path is not None and pilot.instance.path.parent == pilot.worktree:
                 exclude(pilot.git_dir, pilot.instance.path.name)  # not the arm's
@@ -523,9 +536,13 @@ def _finish(pilot: _Pilot, keep: bool, stage: Callable[[str], None]) -> Run:
             f"{path}: a binary file holding a secret's value, left out of agent.patch"
             for path in left_out
         ]
-        patch = diff(
-            repo_dir, repo.base_sha, pilot.tree, context=3, binary=True, leave_out=left_out
-        )
+        ahead = pilot.arm_patch
+        if ahead is not None and ahead[0] == pilot.tree and not left_out:
+            patch = ahead[1].result()
+        else:
+            patch = diff(
+                repo_dir, repo.base_sha, pilot.tree, context=3, binary=True, leave_out=left_out
+            )
         patch = redact(patch, secrets)
         human = redact(_human_patch(repo), secrets)
         for name, text in (("agent.patch", patch), ("human.patch", human)):

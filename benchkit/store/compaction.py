@@ -20,6 +20,7 @@ from benchkit.store.parquet import (
     all_files,
     compacted_ids,
     part_name,
+    read_arrow,
     read_table,
     readable,
     store_path,
@@ -52,7 +53,7 @@ def compact(store: Path | str | None = None, *, least: int = 2) -> dict[str, int
             if len(files) < least:
                 continue
             combined = pa.concat_tables(
-                [pq.read_table(f).cast(_widen(pq.read_schema(f), unified)) for f in files],
+                [read_arrow(f).cast(_widen(pq.read_schema(f), unified)) for f in files],
                 promote_options="permissive",
             )
             write_arrow(store, table, part_name(), combined)

@@ -14,10 +14,9 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 
 import polars as pl
-import pyarrow as pa
 
 from benchkit.errors import StoreError
-from benchkit.store.parquet import read_table, scan_table, store_path
+from benchkit.store.parquet import empty_frame, read_table, scan_table, store_path
 from benchkit.store.records import Run
 from benchkit.store.rows import run_row
 from benchkit.store.schema import TABLES, table_schema
@@ -227,6 +226,5 @@ def runs_frame(given: RunsLike, *, latest: bool = True) -> pl.LazyFrame:
     checks = dict.fromkeys(name for run in records for name in run.check_names)
     schema = table_schema("runs", checks)
     rows = [dict.fromkeys(schema.names) | run_row(run) for run in records]
-    frame = pl.from_arrow(pa.Table.from_pylist(rows, schema=schema))
-    assert isinstance(frame, pl.DataFrame)
-    return kept(frame.lazy())
+    frame = empty_frame(schema)
+    return kept((pl.from_dicts(rows, schema=frame.schema) if rows else frame).lazy())

@@ -4,23 +4,27 @@ A `venv` environment is a virtualenv built with uv from a Python found on this
 machine (never downloaded), the repository's dependency files at base and the
 bench's own pins. It is built once per key (the digest of the interpreter, the
 dependency files' content, the extras, the pins, the project mode and the way it is
-built) under `<cache>/envs/<key>/`, its files read-only, and never used in place:
-each pilot, and each baseline, runs in a copy of its own made of hard links (`cp -al`,
-a few hundredths of a second where copying the bytes takes a second). A tool that
-replaces a file there (pip, uv, Python writing bytecode) replaces the copy's link
-only; one that writes into a file in place is refused by its mode, or, as root, who
-ignores modes, is found afterwards by the file's changed size or time: the cached
-environment is then dropped and built again. The worktree's own code is made
-importable in the copy: an editable install (`editable`), `src/` or the root on
-`PYTHONPATH` (`pythonpath`), or nothing (`none`).
+built) under `<cache>/envs/<key>/`, its files read-only, and never written in place.
+In bubblewrap, each pilot, and each baseline, sees it bound read-only where its own
+instance goes (`bound`: nothing copied, and nothing can be written there, root
+included); the pilot holds a shared lock on it meanwhile, so that a prune leaves it
+be. Without bubblewrap, each runs in a copy of its own made of hard links (`cp -al`,
+a tenth of a second where copying the bytes takes a second): a tool that replaces a
+file there (pip, uv, Python writing bytecode) replaces the copy's link only; one that
+writes into a file in place is refused by its mode, or, as root, who ignores modes,
+is found afterwards by the file's changed size or time: the cached environment is
+then dropped and built again. An editable install is always a copy. The worktree's
+own code is made importable in the instance: an editable install (`editable`),
+`src/` or the root on `PYTHONPATH` (`pythonpath`), or nothing (`none`).
 
 A `node` environment is the `node_modules` that `npm ci` installs from the
 repository's `package.json` and `package-lock.json` at base, with the network, in
 the environment stage (never in a check, which has none). It is cached under
 `<cache>/envs/node-<key>/` by those two files, the node and npm of this machine, and
-copied into each pilot's worktree as `node_modules` (hard links again: later pilots
-never install), its `.bin` first on PATH; a file written in place there is found as
-above. npm keeps its downloads in `$npm_config_cache` (default `<cache>/npm`).
+is each pilot's worktree's `node_modules` (bound read-only in bubblewrap, else hard
+links again: later pilots never install), its `.bin` first on PATH; a file written in
+place in a copy is found as above. npm keeps its downloads in `$npm_config_cache`
+(default `<cache>/npm`).
 
 A `none` environment is the caller's PATH as it is, for benches that bring their own
 toolchain. Either way benchkit's own virtualenv, its plugins and its `PYTHONPATH` stay
@@ -29,6 +33,8 @@ out of the checks.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -40,7 +46,8 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from functools import cache
@@ -59,6 +66,7 @@ from benchkit.workspace.proc import ProcError, capture
 RECIPE_VERSION = 1  # the way benchkit builds an environment; a change makes new keys
 META = "benchkit-env.json"
 LAST_USED = ".last-used"
+IN_USE = ".in-use"  # beside an environment: shared-locked by each pilot that binds it
 PROBE = "import sys; print(sys.version.split()[0], sys.executable)"
 # an interpreter of the machine's own: never a virtualenv (benchkit's), never a download
 SYSTEM_ONLY = ("--system", "--no-python-downloads", "--python-preference", "only-system")
@@ -134,11 +142,20 @@ class Environment:
 
 @dataclass(frozen=True, kw_only=True)
 class Instance:
-    """One pilot's own copy of an environment, for one tree."""
+    """One pilot's own instance of an environment, for one tree: a copy, or the cached
+    environment bound read-only at `path` by the sandbox."""
 
     environment: Environment
-    path: Path | None  # the copy; None for `none`
+    path: Path | None  # the copy, or where the sandbox binds the environment; None for `none`
     tree: Path
+    source: Path | None = None  # bound from here (read-only, by the sandbox); None: a copy
+
+    @property
+    def binds(self) -> tuple[tuple[Path, Path], ...]:
+        """What the sandbox binds read-only for this instance: (from, to)."""
+        if self.source is None or self.path is None:
+            return ()
+        return ((self.source, self.path),)
 
     def variables(self) -> dict[str, str]:
         """PATH (and VIRTUAL_ENV, PYTHONPATH) for a command that runs in this instance."""
@@ -190,8 +207,37 @@ def interpreter(python: str, env: Mapping[str, str], cwd: Path | None = None) ->
 
 @cache
 def _system_python(wanted: str) -> tuple[str, str]:
-    """The version and path of the machine's own Python that `wanted` names."""
-    return interpreter(uv("python", "find", *SYSTEM_ONLY, wanted).strip(), uv_env())
+    """The version and path of the machine's own Python that `wanted` names (run to
+    tell: a remembered answer of `uv python find` names a program, not a version)."""
+    memo = _python_memo(wanted)
+    try:
+        found = memo.read_text().strip()
+        return interpreter(found, uv_env())
+    except (OSError, ProcError):
+        pass  # none remembered, or gone since: uv finds it
+    found = uv("python", "find", *SYSTEM_ONLY, wanted).strip()
+    with contextlib.suppress(OSError):  # a cache that cannot be written: found each time
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(dir=memo.parent, prefix=f".{memo.name}.")
+        with os.fdopen(handle, "w") as out:
+            out.write(found)
+        os.replace(tmp, memo)
+    return interpreter(found, uv_env())
+
+
+def _python_memo(wanted: str) -> Path:
+    """Where `uv python find`'s answer for `wanted` is remembered (it looks at every
+    Python on PATH: a tenth of a second a command), by what the answer depends on:
+    uv's version, PATH, and each of its folders' modification time, which a Python
+    installed there or removed changes."""
+    stamps = [wanted, _builder()]
+    for folder in uv_env()["PATH"].split(os.pathsep):
+        try:
+            stamps.append(f"{folder}@{os.stat(folder).st_mtime_ns}")
+        except OSError:
+            stamps.append(f"{folder}@-")
+    key = hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
+    return cache_dir() / "pythons" / key
 
 
 def recipe(bench: Bench, repo: Repository) -> Recipe:
@@ -501,14 +547,19 @@ def _write_log(log: Path, lines: Sequence[str]) -> None:
     log.write_text("\n".join(line.rstrip() for line in lines if line.strip()) + "\n")
 
 
-def instantiate(environment: Environment, *, where: Path, tree: Path, log: Path) -> Instance:
-    """A copy of the environment of the pilot's own, with the tree's code importable as
-    the recipe says (a node environment's copy is the tree's `node_modules`, not
-    `where`). Raises `EnvironmentFailure`."""
+def instantiate(
+    environment: Environment, *, where: Path, tree: Path, log: Path, bound: bool = False
+) -> Instance:
+    """The pilot's own instance of the environment, with the tree's code importable as
+    the recipe says (a node environment's is the tree's `node_modules`, not `where`).
+    With `bound` (commands run in bubblewrap, which binds it read-only), the cached
+    environment itself, held in use until `remove`; else a copy, as is an editable
+    install's. Raises `EnvironmentFailure`."""
     if environment.path is None:
         return Instance(environment=environment, path=None, tree=tree)
     node = environment.recipe.kind == "node"
     source = environment.path / "node_modules" if node else environment.path
+    bound = bound and environment.recipe.project != "editable"
     if node:
         where = tree / "node_modules"
         if where.exists() or where.is_symlink():
@@ -518,19 +569,62 @@ def instantiate(environment: Environment, *, where: Path, tree: Path, log: Path)
         with locked(environment.path):  # not while a drop or a prune removes it
             if not (environment.path / META).exists():
                 raise OSError(f"the cached environment {environment.path.name} was removed")
-            capture(["cp", "-al", str(source), str(where)])  # hard links, same fs
+            if bound:
+                _hold(environment.path, where)
+                where.mkdir(parents=True)  # where bubblewrap binds it
+            else:
+                capture(["cp", "-al", str(source), str(where)])  # hard links, same fs
             (environment.path / LAST_USED).touch()
+        if bound:
+            return Instance(environment=environment, path=where, tree=tree, source=source)
         if environment.recipe.project == "editable":
             python = str(where / "bin" / "python")
             output = uv("pip", "install", "--python", python, "--no-deps", "-e", str(tree))
             with log.open("a") as handle:
                 handle.write(output)
     except (ProcError, OSError) as exc:
+        _release(where)
         shutil.rmtree(where, ignore_errors=True)
         with log.open("a") as handle:
             handle.write(f"{exc}\n{getattr(exc, 'stderr', '')}\n")
         raise EnvironmentFailure(f"the environment could not be set up: {exc}") from None
     return Instance(environment=environment, path=where, tree=tree)
+
+
+_HELD: dict[Path, int] = {}  # a bound instance's path: its shared lock on the environment
+
+
+def _in_use(environment: Path) -> Path:
+    return environment.with_name(f"{environment.name}{IN_USE}")
+
+
+def _hold(environment: Path, where: Path) -> None:
+    """A shared lock on the environment while `where` binds it: a prune keeps it."""
+    handle = os.open(_in_use(environment), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fcntl.flock(handle, fcntl.LOCK_SH)
+    _HELD[where] = handle
+
+
+def _release(where: Path) -> None:
+    handle = _HELD.pop(where, None)
+    if handle is not None:
+        os.close(handle)  # and its lock
+
+
+@contextmanager
+def _unused(environment: Path, *, wait: bool) -> Iterator[bool]:
+    """Whether no pilot binds the environment (held so for the block); with `wait`,
+    once none does."""
+    with open(_in_use(environment), "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def env_copy_of(worktree: Path) -> Path:
@@ -549,8 +643,9 @@ def remove(instance: Instance | None, *, read_only: bool = False) -> None:
     check then (a walk of the whole environment, most of a pilot's cleanup)."""
     if instance is None or instance.path is None:
         return
+    _release(instance.path)
     discard(instance.path)
-    if read_only:  # bubblewrap binds a node_modules copy read-only too
+    if read_only or instance.source is not None:  # bubblewrap bound it read-only
         return
     cached_path = instance.environment.path
     assert cached_path is not None
@@ -561,7 +656,8 @@ def remove(instance: Instance | None, *, read_only: bool = False) -> None:
             return  # dropped meanwhile
         if manifest(cached_path) == built:
             return
-        shutil.rmtree(cached_path, ignore_errors=True)
+        with _unused(cached_path, wait=True):  # pilots that bind it finish first
+            shutil.rmtree(cached_path, ignore_errors=True)
     warnings.warn(
         f"a file of the cached environment {cached_path} was written in place; "
         "it was dropped and will be built again",
@@ -616,14 +712,17 @@ def cached() -> list[Cached]:
 
 def prune(*, unused_days: float | None = None) -> list[str]:
     """Remove cached environments (all of them, or those unused for `unused_days`);
-    their keys. Pilots at work keep their own copies, so removing is always safe."""
+    their keys. One a pilot at work binds is kept (a copy is the pilot's own), so
+    removing is always safe."""
     now = datetime.now(UTC)
     removed = []
     for entry in cached():
         last = entry.last_used or datetime.fromisoformat(entry.built_at)
         if unused_days is not None and (now - last).total_seconds() < unused_days * 86400:
             continue
-        with locked(entry.path):
+        with locked(entry.path), _unused(entry.path, wait=False) as unused:
+            if not unused:
+                continue
             shutil.rmtree(entry.path, ignore_errors=True)
         removed.append(entry.key)
     return removed

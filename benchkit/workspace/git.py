@@ -243,10 +243,18 @@ def remove_worktree(where: Path) -> None:
     discard(where)
 
 
+READER_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n"
+
+
 def reader(mirror: Path, where: Path) -> Path:
     """A bare git folder of benchkit's own that reads the mirror's objects: it takes
-    the snapshots of a worktree and diffs them, out of the arm's reach."""
-    git("init", "--quiet", "--bare", "--template=", "--", str(where))
+    the snapshots of a worktree and diffs them, out of the arm's reach. Made as
+    `git init --bare --template=` makes it (HEAD, config, objects, refs), without a
+    git process: only benchkit uses it, with `--git-dir` always given."""
+    for folder in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
+        (where / folder).mkdir(parents=True, exist_ok=True)
+    (where / "config").write_text(READER_CONFIG)
+    (where / "HEAD").write_text("ref: refs/heads/main\n")
     return _borrow(mirror, where)
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -26,6 +28,7 @@ from benchkit.store.records import SECRET_MARK, redact
 from benchkit.workspace.sandbox import Sandbox
 
 GRACE_S = 10.0
+SETTLE_S = 0.05  # what a command that exited leaves has this long to end of itself
 
 Command = str | Sequence[str]
 
@@ -96,12 +99,14 @@ def stop_group(proc: subprocess.Popen[bytes], grace_s: float = GRACE_S) -> None:
         proc.poll()
         return
     deadline = time.monotonic() + grace_s
+    pause = 0.001
     while time.monotonic() < deadline:
         proc.poll()
-        if not group_members(proc.pid):
+        if not group_left(proc.pid, settle_s=0):
             proc.wait()
             return
-        time.sleep(0.02)
+        time.sleep(pause)
+        pause = min(pause * 2, 0.02)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -161,14 +166,16 @@ def run(
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
     piped = stdout_path is not None or bool(secrets)
-    started = time.monotonic()
+    started = time.monotonic()  # then the moment the command starts: its duration's own
 
-    def ended(code: int | None, *, timed_out: bool = False, not_found: bool = False) -> Finished:
+    def ended(
+        code: int | None, *, timed_out: bool = False, not_found: bool = False, at: float = 0.0
+    ) -> Finished:
         return Finished(
             exit_code=code,
             timed_out=timed_out,
             not_found=not_found,
-            duration_s=time.monotonic() - started,
+            duration_s=(at or time.monotonic()) - started,
         )
 
     argv, env = _argv(command), dict(env)
@@ -177,11 +184,15 @@ def run(
         out = files.enter_context(stdout_path.open("ab")) if stdout_path else log
         if sandbox is not None:
             env = sandbox.environment(env)
-            if not _findable(argv[0], cwd, env.get("PATH")):  # bwrap would say so only in its log
+            path = sandbox.host_path(env.get("PATH"))
+            if not _findable(argv[0], cwd, path):  # bwrap would say so only in its log
                 said = f"benchkit: cannot start {command!r}: not found\n"
                 log.write(redact(said, secrets).encode())
                 return ended(None, not_found=True)
-            argv = sandbox.command(argv)
+        status = _status_pipe(files) if sandbox is not None and sandbox.name == "bwrap" else None
+        if sandbox is not None:
+            argv = sandbox.command(argv, status_fd=status[1] if status else None)
+        started = time.monotonic()
         try:
             proc = subprocess.Popen(
                 argv,
@@ -191,10 +202,15 @@ def run(
                 stdout=subprocess.PIPE if piped else log,
                 stderr=subprocess.PIPE if piped else subprocess.STDOUT,
                 start_new_session=True,
+                pass_fds=status[1:] if status else (),
             )
         except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
             log.write(redact(f"benchkit: cannot start {command!r}: {exc}\n", secrets).encode())
             return ended(None, not_found=True)
+        finally:
+            if status:
+                os.close(status[1])  # bwrap's copy stays: EOF once it fails or exits
+        inner = _sandbox_init(files, status[0]) if status else None
         if sandbox is not None and sandbox.ledger is not None:
             with sandbox.ledger.open("a") as ledger:  # pgid and start: never a reused pid
                 ledger.write(f"{proc.pid} {process_start(proc.pid)}\n")
@@ -209,7 +225,8 @@ def run(
                 pump.start()
                 pumps.append(pump)
         try:
-            code = proc.wait(timeout=timeout_s)
+            code = waited(proc, timeout_s)
+            exited = time.monotonic()
         except subprocess.TimeoutExpired:
             stop_group(proc, grace_s)
             _drain(proc, pumps)
@@ -220,12 +237,96 @@ def run(
                 stop_group(proc, grace_s)
                 _drain(proc, pumps)
             raise
-        if group_members(proc.pid):
-            stop_group(proc, grace_s)  # leftovers of a command that exited: never let them run on
+        # Leftovers of a command that exited never run on. In bubblewrap, the kernel
+        # stops every process of the sandbox's pid namespace as the sandbox's pid 1
+        # ends, which bwrap leaves to finish after it exits: waited for, at once.
+        if status is not None:
+            if inner is not None and not _ended(inner, SETTLE_S):
+                stop_group(proc, grace_s)
+        elif group_left(proc.pid):
+            stop_group(proc, grace_s)
         _drain(proc, pumps)
         if failed:
             raise failed[0]  # its log could not be written: the caller says why
-    return ended(code, not_found=code == 127 and isinstance(command, str))
+    return ended(code, not_found=code == 127 and isinstance(command, str), at=exited)
+
+
+def _status_pipe(files: contextlib.ExitStack) -> tuple[int, int]:
+    """A pipe for bwrap's `--json-status-fd`: its reading end closed with `files`, its
+    writing end to close once bwrap has its own copy."""
+    read, write = os.pipe()
+    files.callback(os.close, read)
+    return read, write
+
+
+def _sandbox_init(files: contextlib.ExitStack, read: int) -> int | None:
+    """A pidfd of the sandbox's pid 1, from the first line bwrap writes on its status
+    pipe (`{"child-pid": N, ...}`): None when bwrap wrote none, or it has ended."""
+    said = b""
+    poller = select.poll()
+    poller.register(read, select.POLLIN)
+    while b"\n" not in said and poller.poll(30_000):
+        chunk = os.read(read, 4096)
+        if not chunk:
+            break
+        said += chunk
+    try:
+        pid = int(json.loads(said.split(b"\n", 1)[0])["child-pid"])
+        pidfd = os.pidfd_open(pid)
+    except (ValueError, KeyError, TypeError, OSError):
+        return None
+    files.callback(os.close, pidfd)
+    return pidfd
+
+
+def _ended(pidfd: int, within_s: float) -> bool:
+    """Whether the process ends within `within_s` (at once, if it has already)."""
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    return bool(poller.poll(within_s * 1000))
+
+
+def waited(proc: subprocess.Popen[bytes], timeout_s: float | None) -> int:
+    """The command's exit status, the moment it exits: woken by its pidfd (Linux), not
+    by polling (`Popen.wait` with a timeout sleeps up to 50 ms between looks: half a
+    second lost on a pilot's checks). Raises `subprocess.TimeoutExpired`."""
+    if timeout_s is None:
+        return proc.wait()
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # not Linux, or an old kernel: Popen's polling
+        return proc.wait(timeout=timeout_s)
+    try:
+        poller = select.poll()  # not select(): a pidfd may be past 1024
+        poller.register(pidfd, select.POLLIN)
+        ready = poller.poll(max(timeout_s, 0.0) * 1000)
+    finally:
+        os.close(pidfd)
+    if not ready:
+        raise subprocess.TimeoutExpired(proc.args, timeout_s)
+    return proc.wait()
+
+
+def group_left(pgid: int, settle_s: float = SETTLE_S) -> bool:
+    """Whether a process of the group still runs once it had `settle_s` to end of
+    itself (what a command leaves as it exits ends within milliseconds). Signal 0
+    says at once when none is left, the common case; a zombie answers it too, so
+    then the walk of `/proc` (2 ms a walk)."""
+    deadline = time.monotonic() + settle_s
+    pause = 0.0005
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        if not group_members(pgid):
+            return False  # zombies only
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(pause)
+        pause = min(pause * 2, 0.01)
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:

@@ -95,10 +95,30 @@ class Sandbox:
     network: bool = True
     ledger: Path | None = None  # each command's process group is written here
     run_id: str = ""  # written in each command's environment, for `recover` to know them
-    read_only_modules: bool = True  # the tree's node_modules (the environment's copy)
+    read_only: tuple[tuple[Path, Path], ...] = ()  # (from, to): the environment, bound
 
     def with_network(self, on: bool) -> Sandbox:
         return replace(self, network=on)
+
+    def with_read_only(self, binds: tuple[tuple[Path, Path], ...]) -> Sandbox:
+        """The sandbox with these folders bound read-only, each from a path to another
+        (the cached environment where the pilot's instance goes)."""
+        return replace(self, read_only=binds) if self.name == "bwrap" else self
+
+    def host_path(self, path: str | None) -> str | None:
+        """A PATH as the host sees the folders the sandbox binds: where to look for a
+        command's program before it starts."""
+        if path is None or not self.read_only:
+            return path
+        found = []
+        for entry in path.split(os.pathsep):
+            for source, target in self.read_only:
+                inside = Path(entry)
+                if inside == target or target in inside.parents:
+                    entry = str(source / inside.relative_to(target))
+                    break
+            found.append(entry)
+        return os.pathsep.join(found)
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         """The command's environment, with the pilot's own HOME and tmp."""
@@ -106,18 +126,20 @@ class Sandbox:
         mark = {PILOT_MARK: self.run_id} if self.run_id else {}
         return {**env, "HOME": home, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp, **mark}
 
-    def command(self, argv: Sequence[str]) -> list[str]:
-        """The command as it is run: in bubblewrap, or as it is."""
+    def command(self, argv: Sequence[str], *, status_fd: int | None = None) -> list[str]:
+        """The command as it is run: in bubblewrap (which writes its sandbox's pid 1 and
+        the command's exit on `status_fd`, as JSON lines, when given), or as it is."""
         if self.name == "none":
             return list(argv)
         args = [bwrap() or "bwrap", *_PROBE, "--unshare-ipc", "--die-with-parent"]
+        if status_fd is not None:
+            args += ["--json-status-fd", str(status_fd)]
         if not self.network:
             args.append("--unshare-net")
         for folder in (self.tree, self.home, self.tmp):
             args += ["--bind", str(folder), str(folder)]
-        modules = self.tree / "node_modules"  # a node environment's copy: read only
-        if self.read_only_modules and modules.is_dir() and not modules.is_symlink():
-            args += ["--ro-bind", str(modules), str(modules)]
+        for source, target in self.read_only:  # after the tree: node_modules is in it
+            args += ["--ro-bind", str(source), str(target)]
         return [*args, "--chdir", str(self.tree), "--", *argv]
 
     def make(self) -> None:
