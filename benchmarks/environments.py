@@ -3,9 +3,10 @@
 In a scratch cache (uv's download cache included, so the first build fetches every
 package from the registry), runs the environment stage of the demo bench (pytest,
 ruff, mypy, flit_core, pip: about 100 MB) the way a pilot does: build or reuse the
-cached environment, then make the pilot's own copy of it. Prints the first build and
-the reuses side by side. Target: a reused environment under 5% of a first build, and
-under 1 s.
+cached environment, then make the pilot's own instance of it: a copy of hard links
+(as without bubblewrap), or the cached one bound (as in bubblewrap, which binds it
+read-only). Prints the first build and both kinds of reuse side by side. Target: a
+reused environment under 5% of a first build, and under 1 s.
 
     .venv/bin/python benchmarks/environments.py [--reuses N] [--bench NAME|PATH]
 """
@@ -27,7 +28,7 @@ TARGET_SHARE = 0.05
 TARGET_S = 1.0
 
 
-def stage(bench_name: str, scratch: Path, n: int) -> tuple[float, bool]:
+def stage(bench_name: str, scratch: Path, n: int, bound: bool = False) -> tuple[float, bool]:
     """One pilot's environment stage: seconds, and whether it built."""
     bench = find_bench(bench_name)
     repo = prepare_repository(bench)
@@ -38,10 +39,14 @@ def stage(bench_name: str, scratch: Path, n: int) -> tuple[float, bool]:
         started = time.perf_counter()
         built = ensure(made, log=scratch / f"env-{n}.log")
         instance = instantiate(
-            built, where=scratch / f"worktree-{n}-env", tree=worktree, log=scratch / "i.log"
+            built,
+            where=scratch / f"worktree-{n}-env",
+            tree=worktree,
+            log=scratch / "i.log",
+            bound=bound,
         )
         seconds = time.perf_counter() - started
-        remove(instance)
+        remove(instance, read_only=bound)
     finally:
         remove_worktree(worktree)
     return seconds, not built.reused
@@ -59,6 +64,7 @@ def main() -> None:
         first, built = stage(args.bench, scratch, 0)
         assert built, "the first stage must build"
         reuses = [stage(args.bench, scratch, n)[0] for n in range(1, args.reuses + 1)]
+        bound = [stage(args.bench, scratch, -n, bound=True)[0] for n in range(1, args.reuses + 1)]
         size = sum(p.stat().st_size for p in (scratch / "cache" / "envs").rglob("*") if p.is_file())
     median, worst = statistics.median(reuses), max(reuses)
     print(f"bench {args.bench}: environment of {size / 1e6:.0f} MB\n")
@@ -66,6 +72,9 @@ def main() -> None:
     print(f"{'first build (cold download cache)':<34}{first:>9.3f}{'100.0%':>16}")
     print(f"{'reuse, median of ' + str(len(reuses)):<34}{median:>9.3f}{median / first:>16.1%}")
     print(f"{'reuse, slowest':<34}{worst:>9.3f}{worst / first:>16.1%}")
+    median_bound = statistics.median(bound)
+    print(f"{'reuse bound, median of ' + str(len(bound)):<34}{median_bound:>9.3f}", end="")
+    print(f"{median_bound / first:>16.1%}  (bubblewrap: nothing copied)")
     met = worst < TARGET_S and worst / first < TARGET_SHARE
     print(
         f"\nreuse under {TARGET_SHARE:.0%} of a first build and under {TARGET_S:g} s "

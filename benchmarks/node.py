@@ -2,7 +2,8 @@
 
 Runs the bundled demo-node bench's `noop` arm three times in a scratch cache and
 store: the first pilot installs node_modules with `npm ci` from the lock file (from
-the npm registry, into a scratch npm cache), the later ones copy it. Prints each
+the npm registry, into a scratch npm cache), the later ones bind it read-only in
+bubblewrap, or copy it without. Prints each
 pilot's environment stage beside its wall time. Target: a later pilot spends under
 10% of the first one's install time.
 
@@ -37,7 +38,8 @@ def main() -> None:
         for n, p in enumerate(plan(specs, sandbox=args.sandbox), start=1):
             run = execute_plan(p, store)
             env = run.phases["environment"]
-            what = "npm ci from the registry" if n == 1 else "node_modules copied (hard links)"
+            reused = "bound read-only" if p.sandbox == "bwrap" else "copied (hard links)"
+            what = "npm ci from the registry" if n == 1 else f"node_modules {reused}"
             print(f"#{n:<7}{env:>15.3f}{run.wall_s:>9.2f}   {what}")
             first, later = (env, later) if n == 1 else (first, [*later, env])
     if later:

@@ -143,6 +143,7 @@ def _child(out: Path, argv: list[str]) -> None:
                 {
                     "imported": imported,
                     "started": started,
+                    "returned": time.time(),
                     "pilots": pilots,
                     "outside": inside.get("outside", 0.0),
                     "code": code,
@@ -160,8 +161,9 @@ def _batch(argv: list[str], out: Path) -> tuple[float, dict[str, Any]]:
         text=True,
         env=os.environ,
     )
-    wall = time.time() - started
     said: dict[str, Any] = json.loads(out.read_text())
+    said["ended"] = time.time()
+    wall = said["ended"] - started
     if done.returncode != 0 or said["code"] not in (0, 1):  # 1: a run that is not ok
         sys.exit(f"the batch failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
     said["spawned"] = started
@@ -217,8 +219,9 @@ def report(wall: float, said: dict[str, Any], warm_up: float, sandbox: str) -> N
         print(f"{p['arm']:<16}{p['wall']:>7.2f}{theirs:>11.2f}{mine:>7.3f}{mine / p['wall']:>8.1%}")
     print("-" * len(header))
     outside = wall - in_pilots - said["outside"]
+    exit_s = said["ended"] - said["returned"]
     print(f"{'outside the pilots':<34}{outside:>7.3f}  (start, imports, plans, reads, end)")
-    print(f"  of which the start and the imports: {start_up:.3f} s")
+    print(f"  of which the start and the imports {start_up:.3f} s, the exit {exit_s:.3f} s")
     print(f"{'all':<16}{wall:>7.2f}{bench_arm:>11.2f}{own:>7.3f}{own / wall:>8.1%}\n")
 
     parts: dict[str, float] = {}

@@ -401,3 +401,32 @@ def test_a_file_a_requirements_file_includes_is_part_of_the_key(tmp_path: Path) 
         found.append((run.environment.key, run.baseline_key, set(run.environment.packages)))
     assert found[0][0] != found[1][0] and found[0][1] != found[1][1]
     assert "iniconfig==2.0.0" in found[0][2] and "iniconfig==2.1.0" in found[1][2]
+
+
+def test_the_found_python_is_remembered_until_a_path_folder_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`uv python find` looks at every Python on PATH (a tenth of a second a command):
+    its answer is remembered by PATH and its folders' times, and a remembered program
+    that no longer runs is found again."""
+    from benchkit.workspace import environment
+
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("BENCHKIT_CACHE", str(tmp_path / "cache"))
+    environment._system_python.cache_clear()
+    memo = environment._python_memo("3.11")
+    version, path = environment._system_python("3.11")
+    assert version.startswith("3.11.") and Path(path).is_file()
+    assert memo.read_text() and environment._python_memo("3.11") == memo
+    stat = os.stat(folder)
+    os.utime(folder, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # a Python added
+    assert environment._python_memo("3.11") != memo
+    gone = environment._python_memo("3.11")
+    gone.parent.mkdir(parents=True, exist_ok=True)
+    gone.write_text(str(tmp_path / "no-such-python"))
+    environment._system_python.cache_clear()
+    assert environment._system_python("3.11") == (version, path)
+    assert gone.read_text() != str(tmp_path / "no-such-python")
+    environment._system_python.cache_clear()

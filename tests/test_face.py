@@ -120,6 +120,18 @@ def test_the_fast_start_check_sees_a_heavy_import() -> None:
     assert {"polars", "pyarrow"} <= _loaded("-c", "import benchkit; benchkit.runs")
 
 
+def test_pilots_and_a_read_never_load_pandas(tiny: TinyRepo, tmp_path: Path) -> None:
+    """pyarrow's own conversions (`pa.array`, `pq.read_table`) import pandas, a fifth
+    of a second of every command: pilots (their rows written, the baseline read back
+    from its cache) and `benchkit runs` go without it."""
+    store = str(tmp_path / "store")
+    pilots = ("pilot", "--bench", str(tiny.bench_dir), "--arm", "noop", "--arm", "human")
+    loaded = _loaded("-m", "benchkit", *pilots, "--store", store, "--sandbox", "none", "--quiet")
+    assert "pyarrow" in loaded and "pandas" not in loaded and "matplotlib" not in loaded
+    assert len(benchkit.runs(store)) == 2
+    assert "pandas" not in _loaded("-m", "benchkit", "runs", "--store", store)
+
+
 def _benchkit(*args: str, cwd: Path, store: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "benchkit", *args],

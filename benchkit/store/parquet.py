@@ -97,20 +97,25 @@ def checked_rows(table: str, rows: list[dict[str, Any]], schema: pa.Schema) -> p
 
 
 def arrow_rows(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
-    """Rows of Python values as an Arrow table of this schema, by polars: pyarrow's
-    own conversion (`pa.array`) imports pandas, a fifth of a second of every command
-    that writes."""
+    """Rows of Python values as an Arrow table of this schema's columns, by polars:
+    pyarrow's own conversion (`pa.array`) imports pandas, a fifth of a second of every
+    command that writes. Its strings and lists are Arrow's large ones, which Parquet
+    stores as it stores the others (a file without Arrow's copy of the schema reads
+    back as declared); a cast to the schema would import `pyarrow.compute`."""
     frame = empty_frame(schema)
     if rows:
         frame = pl.from_dicts(rows, schema=frame.schema)
-    return frame.to_arrow().cast(schema)
+    return frame.to_arrow()
 
 
 def write_table(
     store: Path, table: str, name: str, rows: list[dict[str, Any]], schema: pa.Schema
 ) -> Path:
     """Write rows as one Parquet file, atomically; each row must hold exactly the columns."""
-    return write_arrow(store, table, name, checked_rows(table, rows, schema))
+    data = checked_rows(table, rows, schema)
+    if name.startswith(PART):  # Arrow's copy of the schema goes with it: the declared types
+        data = data.cast(schema)
+    return write_arrow(store, table, name, data)
 
 
 def write_arrow(store: Path, table: str, name: str, data: pa.Table) -> Path:
