@@ -40,7 +40,7 @@ from typing import Any
 
 TARGET = 0.03
 CHILD = "--batch-child"  # the batch's own process: `overhead.py --batch-child OUT ARGS...`
-PILOT_PHASES = ("start", "prepare", "environment", "baseline", "execute", "verify", "rerun")
+PILOT_PHASES = ("start", "prepare", "environment", "baseline", "execute", "verify")  # and reruns
 OWN_PHASES = ("score", "record")
 
 
@@ -111,24 +111,25 @@ def _child(out: Path, argv: list[str]) -> None:
         inside.clear()
         phase[0] = "start"
         started = time.perf_counter()
+        run = None
         try:
             run = execute(*args, **kwargs)
-        finally:
+            return run
+        finally:  # a pilot that raised (its run recorded) is counted too
             spent = time.perf_counter() - started
             mine, phase[0] = dict(inside), "outside"
             inside.clear()
             inside.update(before)
-        pilots.append(
-            {
-                "arm": run.spec.arm,
-                "status": run.status,
-                "wall": spent,
-                "phases": run.phases,
-                "inside": mine,
-                "cached": run.baseline_cached,
-            }
-        )
-        return run
+            pilots.append(
+                {
+                    "arm": run.spec.arm if run else "(raised)",
+                    "status": run.status if run else "raised",
+                    "wall": spent,
+                    "phases": run.phases if run else {},
+                    "inside": mine,
+                    "cached": run.baseline_cached if run else False,
+                }
+            )
 
     setattr(benchkit.run.launch, "execute_plan", executed)  # noqa: B010
     started = time.time()

@@ -120,6 +120,32 @@ def test_what_a_command_leaves_running_is_stopped_when_it_exits(
         assert _gone(int(marker.read_text()))
 
 
+@pytest.mark.skipif(NO_BWRAP is not None, reason=f"no sandbox here: {NO_BWRAP}")
+def test_a_program_named_by_its_path_in_a_bound_folder_starts(tmp_path: Path) -> None:
+    """`node_modules/.bin/tool` in a tree whose node_modules the sandbox binds from the
+    cache: benchkit looks for it where the host has it, and the sandbox runs it."""
+    cached = tmp_path / "cache" / "node_modules"
+    (cached / ".bin").mkdir(parents=True)
+    tool = cached / ".bin" / "tool"
+    tool.write_text("#!/bin/sh\necho ran from the cache\n")
+    tool.chmod(0o755)
+    tree = tmp_path / "tree"
+    (tree / "node_modules").mkdir(parents=True)  # where it is bound: empty on the host
+    box = Sandbox(name="bwrap", tree=tree, home=tmp_path / "h", tmp=tmp_path / "t")
+    box = box.with_read_only(((cached, tree / "node_modules"),))
+    box.make()
+    done = proc.run(
+        ["node_modules/.bin/tool"],
+        cwd=tree,
+        env=dict(os.environ),
+        log_path=tmp_path / "log",
+        timeout_s=30,
+        sandbox=box,
+    )
+    assert (done.exit_code, done.not_found) == (0, False)
+    assert (tmp_path / "log").read_text() == "ran from the cache\n"
+
+
 def _sleeps(proc_dir: Path, marker: Path) -> bool:
     try:
         return (proc_dir / "cwd").resolve() == marker.parent and (

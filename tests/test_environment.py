@@ -425,8 +425,9 @@ def test_the_found_python_is_remembered_until_a_path_folder_changes(
     assert environment._python_memo("3.11") != memo
     gone = environment._python_memo("3.11")
     gone.parent.mkdir(parents=True, exist_ok=True)
-    gone.write_text(str(tmp_path / "no-such-python"))
-    environment._system_python.cache_clear()
-    assert environment._system_python("3.11") == (version, path)
-    assert gone.read_text() != str(tmp_path / "no-such-python")
+    for stale in (f"{tmp_path / 'no-such-python'}\n{version}\n", f"{path}\n3.11.0-other\n"):
+        gone.write_text(stale)  # a program gone, or one that is another Python now
+        environment._system_python.cache_clear()
+        assert environment._system_python("3.11") == (version, path)
+        assert gone.read_text().split("\n")[1] == version
     environment._system_python.cache_clear()

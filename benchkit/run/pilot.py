@@ -52,6 +52,7 @@ from benchkit.workspace.environment import (
     ensure,
     env_copy_of,
     instantiate,
+    release,
     remove,
 )
 from benchkit.workspace.git import (
@@ -517,6 +518,7 @@ def execute_plan(
                 run = _finish(pilot, keep, stage)
             finally:
                 heart.stop()
+                release(pilot.instance.path if pilot.instance else None)  # if cleanup failed
             events(Recorded(run=run))
     return run
 

@@ -211,18 +211,21 @@ def _system_python(wanted: str) -> tuple[str, str]:
     tell: a remembered answer of `uv python find` names a program, not a version)."""
     memo = _python_memo(wanted)
     try:
-        found = memo.read_text().strip()
-        return interpreter(found, uv_env())
-    except (OSError, ProcError):
+        found, version = memo.read_text().split("\n")[:2]
+        seen = interpreter(found, uv_env())
+        if seen[0] == version:  # the same program, and still the same Python
+            return seen
+    except (OSError, ValueError, ProcError):
         pass  # none remembered, or gone since: uv finds it
     found = uv("python", "find", *SYSTEM_ONLY, wanted).strip()
+    seen = interpreter(found, uv_env())
     with contextlib.suppress(OSError):  # a cache that cannot be written: found each time
         memo.parent.mkdir(parents=True, exist_ok=True)
         handle, tmp = tempfile.mkstemp(dir=memo.parent, prefix=f".{memo.name}.")
         with os.fdopen(handle, "w") as out:
-            out.write(found)
+            out.write(f"{found}\n{seen[0]}\n")
         os.replace(tmp, memo)
-    return interpreter(found, uv_env())
+    return seen
 
 
 def _python_memo(wanted: str) -> Path:
@@ -566,11 +569,12 @@ def instantiate(
             raise EnvironmentFailure(f"{where} exists already: the environment's goes there")
     shutil.rmtree(where, ignore_errors=True)  # a copy a killed run left: never copy into it
     try:
+        if bound:
+            _hold(environment.path, where)  # first: the order a drop takes them in
         with locked(environment.path):  # not while a drop or a prune removes it
             if not (environment.path / META).exists():
                 raise OSError(f"the cached environment {environment.path.name} was removed")
             if bound:
-                _hold(environment.path, where)
                 where.mkdir(parents=True)  # where bubblewrap binds it
             else:
                 capture(["cp", "-al", str(source), str(where)])  # hard links, same fs
@@ -582,9 +586,11 @@ def instantiate(
             output = uv("pip", "install", "--python", python, "--no-deps", "-e", str(tree))
             with log.open("a") as handle:
                 handle.write(output)
-    except (ProcError, OSError) as exc:
-        _release(where)
+    except BaseException as exc:
+        release(where)
         shutil.rmtree(where, ignore_errors=True)
+        if not isinstance(exc, ProcError | OSError):
+            raise  # an interrupt: nothing held, nothing left
         with log.open("a") as handle:
             handle.write(f"{exc}\n{getattr(exc, 'stderr', '')}\n")
         raise EnvironmentFailure(f"the environment could not be set up: {exc}") from None
@@ -592,6 +598,7 @@ def instantiate(
 
 
 _HELD: dict[Path, int] = {}  # a bound instance's path: its shared lock on the environment
+DROP_WAIT_S = 60.0  # how long a drop waits for the pilots that bind an environment
 
 
 def _in_use(environment: Path) -> Path:
@@ -599,25 +606,32 @@ def _in_use(environment: Path) -> Path:
 
 
 def _hold(environment: Path, where: Path) -> None:
-    """A shared lock on the environment while `where` binds it: a prune keeps it."""
+    """A shared lock on the environment while `where` binds it: a prune keeps it.
+    Taken before the environment's own lock (`locked`), as a drop and a prune take
+    them: never the one waiting for the other's."""
     handle = os.open(_in_use(environment), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    fcntl.flock(handle, fcntl.LOCK_SH)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_SH)
+    except BaseException:
+        os.close(handle)
+        raise
     _HELD[where] = handle
 
 
-def _release(where: Path) -> None:
-    handle = _HELD.pop(where, None)
+def release(where: Path | None) -> None:
+    """Let go of the environment an instance at `where` binds (none: nothing)."""
+    handle = _HELD.pop(where, None) if where is not None else None
     if handle is not None:
         os.close(handle)  # and its lock
 
 
 @contextmanager
-def _unused(environment: Path, *, wait: bool) -> Iterator[bool]:
-    """Whether no pilot binds the environment (held so for the block); with `wait`,
-    once none does."""
+def _unused(environment: Path) -> Iterator[bool]:
+    """Whether no pilot binds the environment, and none may begin to while the block
+    runs (never waits: a pilot binds it for minutes)."""
     with open(_in_use(environment), "a") as handle:
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             yield False
             return
@@ -643,7 +657,7 @@ def remove(instance: Instance | None, *, read_only: bool = False) -> None:
     check then (a walk of the whole environment, most of a pilot's cleanup)."""
     if instance is None or instance.path is None:
         return
-    _release(instance.path)
+    release(instance.path)
     discard(instance.path)
     if read_only or instance.source is not None:  # bubblewrap bound it read-only
         return
@@ -656,14 +670,32 @@ def remove(instance: Instance | None, *, read_only: bool = False) -> None:
             return  # dropped meanwhile
         if manifest(cached_path) == built:
             return
-        with _unused(cached_path, wait=True):  # pilots that bind it finish first
-            shutil.rmtree(cached_path, ignore_errors=True)
+    said = "it was dropped and will be built again"
+    if not _drop(cached_path):
+        said = (
+            f"pilots that bind it were still at work after {DROP_WAIT_S:g} s: it was kept; "
+            "`benchkit env prune --all` drops it once they are done"
+        )
     warnings.warn(
-        f"a file of the cached environment {cached_path} was written in place; "
-        "it was dropped and will be built again",
+        f"a file of the cached environment {cached_path} was written in place; {said}",
         EnvironmentWarning,
         stacklevel=2,
     )
+
+
+def _drop(cached_path: Path) -> bool:
+    """Remove a cached environment once no pilot binds it (within `DROP_WAIT_S`);
+    whether it is gone."""
+    deadline = time.monotonic() + DROP_WAIT_S
+    while True:
+        with _unused(cached_path) as unused:
+            if unused:
+                with locked(cached_path):
+                    shutil.rmtree(cached_path, ignore_errors=True)
+                return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.2)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -720,9 +752,10 @@ def prune(*, unused_days: float | None = None) -> list[str]:
         last = entry.last_used or datetime.fromisoformat(entry.built_at)
         if unused_days is not None and (now - last).total_seconds() < unused_days * 86400:
             continue
-        with locked(entry.path), _unused(entry.path, wait=False) as unused:
+        with _unused(entry.path) as unused:
             if not unused:
                 continue
-            shutil.rmtree(entry.path, ignore_errors=True)
+            with locked(entry.path):
+                shutil.rmtree(entry.path, ignore_errors=True)
         removed.append(entry.key)
     return removed

@@ -243,19 +243,30 @@ def remove_worktree(where: Path) -> None:
     discard(where)
 
 
-READER_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n"
-
-
 def reader(mirror: Path, where: Path) -> Path:
     """A bare git folder of benchkit's own that reads the mirror's objects: it takes
-    the snapshots of a worktree and diffs them, out of the arm's reach. Made as
-    `git init --bare --template=` makes it (HEAD, config, objects, refs), without a
-    git process: only benchkit uses it, with `--git-dir` always given."""
+    the snapshots of a worktree and diffs them, out of the arm's reach. Made with the
+    files `git init --bare --template=` made once in this process beside it (its
+    config says what git found of the file system: modes, symlinks, case), without a
+    git process of its own."""
     for folder in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
         (where / folder).mkdir(parents=True, exist_ok=True)
-    (where / "config").write_text(READER_CONFIG)
-    (where / "HEAD").write_text("ref: refs/heads/main\n")
+    device = os.stat(where).st_dev
+    if device not in _BARE:
+        _BARE[device] = _bare_files(where.parent)
+    for name, text in _BARE[device]:
+        (where / name).write_text(text)
     return _borrow(mirror, where)
+
+
+_BARE: dict[int, tuple[tuple[str, str], ...]] = {}  # a file system's: what `git init` made
+
+
+def _bare_files(folder: Path) -> tuple[tuple[str, str], ...]:
+    """The files (name, text) of a bare git folder that `git init` makes in `folder`."""
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".bare-") as tmp:
+        git("init", "--quiet", "--bare", "--template=", "--", tmp)
+        return tuple((name, (Path(tmp) / name).read_text()) for name in ("config", "HEAD"))
 
 
 def _borrow(mirror: Path, git_dir: Path) -> Path:

@@ -25,10 +25,11 @@ from types import FrameType
 from typing import IO
 
 from benchkit.store.records import SECRET_MARK, redact
-from benchkit.workspace.sandbox import Sandbox
+from benchkit.workspace.sandbox import Sandbox, bwrap_reports
 
 GRACE_S = 10.0
 SETTLE_S = 0.05  # what a command that exited leaves has this long to end of itself
+LONGEST_POLL_S = 86_400.0  # poll(2) takes milliseconds in an int: a day at a time
 
 Command = str | Sequence[str]
 
@@ -139,10 +140,11 @@ def _drain(proc: subprocess.Popen[bytes], pumps: Sequence[threading.Thread]) -> 
             stream.close()
 
 
-def _findable(program: str, cwd: Path, path: str | None) -> bool:
+def _findable(program: str, cwd: Path, sandbox: Sandbox, path: str | None) -> bool:
+    """Whether the program can start, as the host sees the sandbox's folders."""
     if "/" in program:
-        return (cwd / program).is_file()
-    return shutil.which(program, path=path) is not None
+        return sandbox.on_host(cwd / program).is_file()
+    return shutil.which(program, path=sandbox.host_path(path)) is not None
 
 
 def run(
@@ -184,12 +186,12 @@ def run(
         out = files.enter_context(stdout_path.open("ab")) if stdout_path else log
         if sandbox is not None:
             env = sandbox.environment(env)
-            path = sandbox.host_path(env.get("PATH"))
-            if not _findable(argv[0], cwd, path):  # bwrap would say so only in its log
+            if not _findable(argv[0], cwd, sandbox, env.get("PATH")):  # bwrap: only in its log
                 said = f"benchkit: cannot start {command!r}: not found\n"
                 log.write(redact(said, secrets).encode())
                 return ended(None, not_found=True)
-        status = _status_pipe(files) if sandbox is not None and sandbox.name == "bwrap" else None
+        reports = sandbox is not None and sandbox.name == "bwrap" and bwrap_reports()
+        status = _status_pipe(files) if reports else None
         if sandbox is not None:
             argv = sandbox.command(argv, status_fd=status[1] if status else None)
         started = time.monotonic()
@@ -210,7 +212,6 @@ def run(
         finally:
             if status:
                 os.close(status[1])  # bwrap's copy stays: EOF once it fails or exits
-        inner = _sandbox_init(files, status[0]) if status else None
         if sandbox is not None and sandbox.ledger is not None:
             with sandbox.ledger.open("a") as ledger:  # pgid and start: never a reused pid
                 ledger.write(f"{proc.pid} {process_start(proc.pid)}\n")
@@ -224,7 +225,10 @@ def run(
                 )
                 pump.start()
                 pumps.append(pump)
+        inner: int | None = None
         try:
+            if status is not None:
+                inner = _sandbox_init(files, status[0], min(timeout_s or 30.0, 30.0))
             code = waited(proc, timeout_s)
             exited = time.monotonic()
         except subprocess.TimeoutExpired:
@@ -237,15 +241,17 @@ def run(
                 stop_group(proc, grace_s)
                 _drain(proc, pumps)
             raise
-        # Leftovers of a command that exited never run on. In bubblewrap, the kernel
-        # stops every process of the sandbox's pid namespace as the sandbox's pid 1
-        # ends, which bwrap leaves to finish after it exits: waited for, at once.
-        if status is not None:
-            if inner is not None and not _ended(inner, SETTLE_S):
+        # Leftovers of a command that exited never run on (an interrupt waits for them
+        # to be stopped). In bubblewrap, the kernel stops every process of the
+        # sandbox's pid namespace as the sandbox's pid 1 ends, which bwrap leaves to
+        # finish after it exits: waited for, at once.
+        with deferred_interrupts():
+            if inner is not None:
+                if not _ended(inner, SETTLE_S):
+                    stop_group(proc, grace_s)
+            elif group_left(proc.pid):
                 stop_group(proc, grace_s)
-        elif group_left(proc.pid):
-            stop_group(proc, grace_s)
-        _drain(proc, pumps)
+            _drain(proc, pumps)
         if failed:
             raise failed[0]  # its log could not be written: the caller says why
     return ended(code, not_found=code == 127 and isinstance(command, str), at=exited)
@@ -259,13 +265,14 @@ def _status_pipe(files: contextlib.ExitStack) -> tuple[int, int]:
     return read, write
 
 
-def _sandbox_init(files: contextlib.ExitStack, read: int) -> int | None:
+def _sandbox_init(files: contextlib.ExitStack, read: int, within_s: float) -> int | None:
     """A pidfd of the sandbox's pid 1, from the first line bwrap writes on its status
-    pipe (`{"child-pid": N, ...}`): None when bwrap wrote none, or it has ended."""
+    pipe (`{"child-pid": N, ...}`, as it starts it): None when bwrap wrote none within
+    `within_s`, or the process has ended."""
     said = b""
     poller = select.poll()
     poller.register(read, select.POLLIN)
-    while b"\n" not in said and poller.poll(30_000):
+    while b"\n" not in said and poller.poll(within_s * 1000):
         chunk = os.read(read, 4096)
         if not chunk:
             break
@@ -273,8 +280,8 @@ def _sandbox_init(files: contextlib.ExitStack, read: int) -> int | None:
     try:
         pid = int(json.loads(said.split(b"\n", 1)[0])["child-pid"])
         pidfd = os.pidfd_open(pid)
-    except (ValueError, KeyError, TypeError, OSError):
-        return None
+    except (ValueError, KeyError, TypeError, OSError, AttributeError):
+        return None  # and the leftovers are looked for in the group
     files.callback(os.close, pidfd)
     return pidfd
 
@@ -297,13 +304,14 @@ def waited(proc: subprocess.Popen[bytes], timeout_s: float | None) -> int:
     except (AttributeError, OSError):  # not Linux, or an old kernel: Popen's polling
         return proc.wait(timeout=timeout_s)
     try:
+        deadline = time.monotonic() + max(timeout_s, 0.0)
         poller = select.poll()  # not select(): a pidfd may be past 1024
         poller.register(pidfd, select.POLLIN)
-        ready = poller.poll(max(timeout_s, 0.0) * 1000)
+        while not poller.poll(max(min(deadline - time.monotonic(), LONGEST_POLL_S), 0) * 1000):
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(proc.args, timeout_s)
     finally:
         os.close(pidfd)
-    if not ready:
-        raise subprocess.TimeoutExpired(proc.args, timeout_s)
     return proc.wait()
 
 

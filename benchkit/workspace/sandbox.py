@@ -64,6 +64,28 @@ def bwrap_problem() -> str | None:
     return None
 
 
+@cache
+def bwrap_reports() -> bool:
+    """Whether this bubblewrap writes its sandbox's pid 1 on `--json-status-fd`
+    (0.4 and later)."""
+    exe = bwrap()
+    if exe is None:
+        return False
+    read, write = os.pipe()
+    try:
+        done = subprocess.run(
+            [exe, *_PROBE, "--json-status-fd", str(write), "--", "true"],
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            pass_fds=(write,),
+            timeout=30,
+        )
+    finally:
+        os.close(write)
+        os.close(read)
+    return done.returncode == 0
+
+
 def choose(choice: str) -> SandboxName:
     """The sandbox a pilot runs with: `auto` takes bubblewrap when it works here and
     says once, as a warning, when it does not. Raises `UsageError`."""
@@ -105,20 +127,20 @@ class Sandbox:
         (the cached environment where the pilot's instance goes)."""
         return replace(self, read_only=binds) if self.name == "bwrap" else self
 
+    def on_host(self, path: Path) -> Path:
+        """Where the host has what the sandbox shows at `path` (a folder it binds
+        from elsewhere, or within one)."""
+        for source, target in self.read_only:
+            if path == target or target in path.parents:
+                return source / path.relative_to(target)
+        return path
+
     def host_path(self, path: str | None) -> str | None:
         """A PATH as the host sees the folders the sandbox binds: where to look for a
         command's program before it starts."""
         if path is None or not self.read_only:
             return path
-        found = []
-        for entry in path.split(os.pathsep):
-            for source, target in self.read_only:
-                inside = Path(entry)
-                if inside == target or target in inside.parents:
-                    entry = str(source / inside.relative_to(target))
-                    break
-            found.append(entry)
-        return os.pathsep.join(found)
+        return os.pathsep.join(str(self.on_host(Path(e))) for e in path.split(os.pathsep))
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         """The command's environment, with the pilot's own HOME and tmp."""
