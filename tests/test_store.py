@@ -100,6 +100,14 @@ def test_the_store_reads_in_pyarrow_polars_pandas_and_duckdb(
     assert isinstance(api, pl.DataFrame)
     assert isinstance(api.to_pandas(), pd.DataFrame)
 
+    benchkit.compact(tmp_path)  # the parts: the same types, from Parquet's own
+    for table in ("runs", "checks", "tests", "sites"):
+        [part] = (tmp_path / table).glob("part-*.parquet")
+        checks = ["lint", "test"] if table == "runs" else []
+        read = [(f.name, f.type) for f in pq.read_table(part).schema]
+        assert read == [(f.name, f.type) for f in table_schema(table, checks)], table
+    assert benchkit.runs(tmp_path).sort("run_id").equals(api.sort("run_id"))
+
 
 @pytest.mark.parametrize("garbage", [b"", b"PAR1 not really parquet", b"\x00" * 100])
 def test_a_corrupt_file_is_skipped_with_a_warning_naming_it(
@@ -220,6 +228,10 @@ def test_a_read_of_many_loose_runs_merges_the_finished_ones(tiny: TinyRepo, tmp_
     benchkit.compact(tmp_path)
     assert benchkit.runs(tmp_path).sort("run_id").equals(before)  # nothing twice
     assert benchkit.table("checks", tmp_path).equals(checks)
+    # the parts, as plain pyarrow reads them: every declared type, from Parquet's own
+    declared = [(f.name, f.type) for f in table_schema("runs", ["lint", "test"])]
+    for part in sorted((tmp_path / "runs").glob("part-*.parquet")):
+        assert [(f.name, f.type) for f in pq.read_schema(part)] == declared, part.name
 
 
 def test_a_read_survives_a_merge_under_it(tiny: TinyRepo, tmp_path: Path) -> None:

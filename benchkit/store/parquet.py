@@ -112,14 +112,14 @@ def write_table(
     store: Path, table: str, name: str, rows: list[dict[str, Any]], schema: pa.Schema
 ) -> Path:
     """Write rows as one Parquet file, atomically; each row must hold exactly the columns."""
-    data = checked_rows(table, rows, schema)
-    if name.startswith(PART):  # Arrow's copy of the schema goes with it: the declared types
-        data = data.cast(schema)
-    return write_arrow(store, table, name, data)
+    return write_arrow(store, table, name, checked_rows(table, rows, schema))
 
 
 def write_arrow(store: Path, table: str, name: str, data: pa.Table) -> Path:
-    """Write one Parquet file atomically: a temporary name in the same folder, then rename."""
+    """Write one Parquet file atomically: a temporary name in the same folder, then rename.
+    Without Arrow's copy of the schema: Parquet's own types give every declared type
+    back (Arrow's large strings and lists, as polars makes them, are stored as the
+    others are), to pyarrow, polars, pandas and DuckDB alike."""
     folder = store / table
     folder.mkdir(parents=True, exist_ok=True)
     final = folder / f"{name}.parquet"
@@ -129,9 +129,8 @@ def write_arrow(store: Path, table: str, name: str, data: pa.Table) -> Path:
         if table == "runs":
             _note_checks(folder, data.schema)
         if name.startswith(PART):
-            pq.write_table(data, tmp)
-        else:  # a run's own file: statistics, a dictionary for one row and Arrow's copy
-            # of the schema (Parquet's own types say the same) only cost reads and disk
+            pq.write_table(data, tmp, store_schema=False)
+        else:  # a run's own file: statistics and a dictionary for one row only cost reads
             pq.write_table(
                 data,
                 tmp,
@@ -163,6 +162,10 @@ def write_details(store: Path, run: Run) -> None:
 
 
 PART = "part-"  # a compacted file: many runs in one
+
+
+def _is_part(name: str) -> bool:
+    return name.startswith(PART) and name.endswith(".parquet")
 
 
 def part_name() -> str:
@@ -332,23 +335,23 @@ def merge_read_runs(store: Path, files: list[Path], rows: pl.DataFrame, schema: 
     finished = pl.col("run_id").is_in(sorted(loose)) & (pl.col("status") != "running")
     if len(loose) < MERGE_PAST or rows.filter(finished).height < MERGE_PAST:
         return 0
-    folder = store / "runs"
+    folder = str(store / "runs")
     try:
         with open(store / COMPACT_LOCK, "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             # what a compaction merged since the read (its part written, its files
             # gone or about to go) is not merged twice
-            parts = [f for f in all_files(store, "runs") if f.name.startswith(PART)]
-            gone = compacted_ids(parts) | {
-                i for i in loose if not (folder / f"{i}.parquet").exists()
-            }
+            with os.scandir(folder) as entries:
+                present = {e.name for e in entries}
+            parts = [Path(folder, n) for n in sorted(present) if _is_part(n)]
+            gone = compacted_ids(parts) | {i for i in loose if f"{i}.parquet" not in present}
             chosen = rows.filter(finished & ~pl.col("run_id").is_in(sorted(gone)))
             if chosen.height < MERGE_PAST:
                 return 0
-            data = chosen.select(schema.names).to_arrow().cast(schema)
-            write_arrow(store, "runs", part_name(), data)
+            write_arrow(store, "runs", part_name(), chosen.select(schema.names).to_arrow())
             for run_id in chosen["run_id"]:
-                (folder / f"{run_id}.parquet").unlink(missing_ok=True)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(folder, f"{run_id}.parquet"))
             return chosen.height
     except OSError:  # read-only, or a compaction under way: read as it stands
         return 0
