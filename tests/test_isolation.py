@@ -236,6 +236,26 @@ def test_sandbox_bwrap_where_it_cannot_run_is_one_line(tiny: TinyRepo, tmp_path:
     assert _rows(tmp_path)["noop"]["sandbox"] == "none"
 
 
+@needs_bwrap
+def test_a_bubblewrap_that_cannot_say_its_pid_1_still_sandboxes(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """bubblewrap before 0.4 has no `--json-status-fd`: benchkit leaves it out, and
+    finds what a command leaves behind in its process group instead."""
+    old = tmp_path / "old-bwrap"
+    old.write_text(
+        "#!/bin/sh\n"
+        'for a in "$@"; do [ "$a" = --json-status-fd ] && '
+        '{ echo "bwrap: Unknown option --json-status-fd" >&2; exit 1; }; done\n'
+        f'exec {shutil.which("bwrap")} "$@"\n'
+    )
+    old.chmod(0o755)
+    done = _pilot(tiny, tmp_path, "human", sandbox="bwrap", BENCHKIT_BWRAP=str(old))
+    assert done.returncode == 0, done.stderr
+    row = _rows(tmp_path)["human"]
+    assert (row["sandbox"], row["status"], row["test_verdict"]) == ("bwrap", "ok", "pass")
+
+
 @pytest.mark.parametrize(
     ("where", "text"),
     [("bench", '\n[sandbox]\nnetwork = "yes"\n'), ("arm", 'network = "no"\n')],

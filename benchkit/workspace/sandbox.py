@@ -43,47 +43,45 @@ def bwrap() -> str | None:
 
 
 @cache
-def bwrap_problem() -> str | None:
-    """Why bubblewrap cannot make a sandbox on this machine, or None when it can."""
+def _probe() -> tuple[str | None, bool]:
+    """Why bubblewrap cannot make a sandbox here (None when it can), and whether it
+    writes its sandbox's pid 1 on `--json-status-fd` (0.4 and later): one run of
+    it, two where it does not."""
     exe = bwrap()
     if exe is None:
         given = os.environ.get("BENCHKIT_BWRAP")
         if given:
-            return f"BENCHKIT_BWRAP: {given}: no such program"
-        return "bubblewrap (bwrap) is not installed"
-    done = subprocess.run(
-        [exe, *_PROBE, "--die-with-parent", "--", "true"],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=30,
-    )
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
-        return f"bwrap cannot make a sandbox here ({last})"
-    return None
+            return f"BENCHKIT_BWRAP: {given}: no such program", False
+        return "bubblewrap (bwrap) is not installed", False
+    for reports in (True, False):
+        read, write = os.pipe()
+        status = ["--json-status-fd", str(write)] if reports else []
+        try:
+            done = subprocess.run(
+                [exe, *_PROBE, "--die-with-parent", *status, "--", "true"],
+                capture_output=True,
+                text=True,
+                stdin=subprocess.DEVNULL,
+                pass_fds=(write,),
+                timeout=30,
+            )
+        finally:
+            os.close(write)
+            os.close(read)
+        if done.returncode == 0:
+            return None, reports
+    last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+    return f"bwrap cannot make a sandbox here ({last})", False
 
 
-@cache
+def bwrap_problem() -> str | None:
+    """Why bubblewrap cannot make a sandbox on this machine, or None when it can."""
+    return _probe()[0]
+
+
 def bwrap_reports() -> bool:
-    """Whether this bubblewrap writes its sandbox's pid 1 on `--json-status-fd`
-    (0.4 and later)."""
-    exe = bwrap()
-    if exe is None:
-        return False
-    read, write = os.pipe()
-    try:
-        done = subprocess.run(
-            [exe, *_PROBE, "--json-status-fd", str(write), "--", "true"],
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            pass_fds=(write,),
-            timeout=30,
-        )
-    finally:
-        os.close(write)
-        os.close(read)
-    return done.returncode == 0
+    """Whether this bubblewrap tells its sandbox's pid 1 (`--json-status-fd`)."""
+    return _probe()[1]
 
 
 def choose(choice: str) -> SandboxName:
