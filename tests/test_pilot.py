@@ -265,6 +265,26 @@ def test_a_corrupt_baseline_is_run_again(tiny: TinyRepo, tmp_path: Path) -> None
     assert _one(tiny, "noop", tmp_path).baseline_cached  # written afresh
 
 
+def test_a_pilots_git_folders_are_those_git_init_makes(tiny: TinyRepo, tmp_path: Path) -> None:
+    """The worktree's repository and benchkit's reader are made without `git init`
+    processes, as `git init --template=` makes them on that file system."""
+    [p] = plan([PilotSpec(bench=str(tiny.bench_dir), arm="noop")])
+    mirror, base = p.repository.mirror, p.repository.base_sha
+    worktree = add_worktree(mirror, base, tmp_path / "tree")
+    own = reader(mirror, tmp_path / "git")
+    for flags, made in (([], worktree / ".git"), (["--bare"], own)):
+        fresh = tmp_path / f"fresh{len(flags)}"
+        subprocess.run(["git", "init", "-q", *flags, "--template=", str(fresh)], check=True)
+        fresh_git = fresh if flags else fresh / ".git"
+        assert (made / "config").read_text() == (fresh_git / "config").read_text()
+        folders = {q.relative_to(fresh_git) for q in fresh_git.rglob("*") if q.is_dir()}
+        assert folders <= {q.relative_to(made) for q in made.rglob("*") if q.is_dir()}
+    status = ["git", "-C", str(worktree), "status", "--porcelain"]
+    assert subprocess.run(status, capture_output=True, text=True, check=True).stdout == ""
+    head = ["git", "-C", str(worktree), "rev-parse", "HEAD"]
+    assert subprocess.run(head, capture_output=True, text=True, check=True).stdout.strip() == base
+
+
 def test_a_same_size_edit_right_after_checkout_is_in_the_diff(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:

@@ -227,10 +227,11 @@ def _human_from_patch(bench: Bench, mirror: Path, base_sha: str, patch: Path) ->
 def add_worktree(mirror: Path, sha: str, where: Path) -> Path:
     """A fresh repository of its own at `sha` (detached) that borrows the mirror's
     objects and has no remote and no ref, so nothing done in it reaches the mirror:
-    two git processes, `init` (without the sample hooks of git's template) and
-    `checkout`."""
+    its `.git` as `git init --template=` makes it (without the sample hooks), then
+    one git process, `checkout`."""
     try:
-        git("init", "--quiet", "--template=", "--", str(where))
+        where.mkdir(parents=True, exist_ok=True)
+        _git_folder(where / ".git", bare=False)
         _borrow(mirror, where / ".git")
         git("checkout", "--quiet", "--detach", sha, cwd=where)
     except BaseException:
@@ -245,28 +246,34 @@ def remove_worktree(where: Path) -> None:
 
 def reader(mirror: Path, where: Path) -> Path:
     """A bare git folder of benchkit's own that reads the mirror's objects: it takes
-    the snapshots of a worktree and diffs them, out of the arm's reach. Made with the
-    files `git init --bare --template=` made once in this process beside it (its
-    config says what git found of the file system: modes, symlinks, case), without a
-    git process of its own."""
-    for folder in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
-        (where / folder).mkdir(parents=True, exist_ok=True)
-    device = os.stat(where).st_dev
-    if device not in _BARE:
-        _BARE[device] = _bare_files(where.parent)
-    for name, text in _BARE[device]:
-        (where / name).write_text(text)
+    the snapshots of a worktree and diffs them, out of the arm's reach."""
+    _git_folder(where, bare=True)
     return _borrow(mirror, where)
 
 
-_BARE: dict[int, tuple[tuple[str, str], ...]] = {}  # a file system's: what `git init` made
+_MADE: dict[tuple[int, bool], tuple[tuple[str, str], ...]] = {}  # a file system's, by kind
 
 
-def _bare_files(folder: Path) -> tuple[tuple[str, str], ...]:
-    """The files (name, text) of a bare git folder that `git init` makes in `folder`."""
-    with tempfile.TemporaryDirectory(dir=folder, prefix=".bare-") as tmp:
-        git("init", "--quiet", "--bare", "--template=", "--", tmp)
-        return tuple((name, (Path(tmp) / name).read_text()) for name in ("config", "HEAD"))
+def _git_folder(where: Path, *, bare: bool) -> None:
+    """A git folder as `git init --template=` makes it: its folders, and its files as
+    `git init` wrote them once in this process on the same file system (its config
+    says what git found there: file modes, symlinks, case), without a git process."""
+    for folder in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
+        (where / folder).mkdir(parents=True, exist_ok=True)
+    kind = (os.stat(where).st_dev, bare)
+    if kind not in _MADE:
+        _MADE[kind] = _init_files(where.parent, bare=bare)
+    for name, text in _MADE[kind]:
+        (where / name).write_text(text)
+
+
+def _init_files(folder: Path, *, bare: bool) -> tuple[tuple[str, str], ...]:
+    """The files (name, text) of the git folder that `git init` makes in `folder`."""
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".git-init-") as tmp:
+        flags = ["--bare"] if bare else []
+        git("init", "--quiet", *flags, "--template=", "--", tmp)
+        made = Path(tmp) if bare else Path(tmp) / ".git"
+        return tuple((name, (made / name).read_text()) for name in ("config", "HEAD"))
 
 
 def _borrow(mirror: Path, git_dir: Path) -> Path:
