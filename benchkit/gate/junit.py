@@ -28,8 +28,6 @@ from dataclasses import dataclass
 from typing import Literal
 from xml.etree.ElementTree import ParseError
 
-from junitparser import Error, Failure, JUnitXml, JUnitXmlError, Skipped, TestSuite
-
 Outcome = Literal["passed", "failed", "error", "skipped"]
 FAILING: tuple[Outcome, ...] = ("failed", "error")
 
@@ -146,6 +144,8 @@ def parse_report(
 ) -> list[CaseResult]:
     """Every test case of a JUnit XML report; `test_id(classname, name)` gives a case's
     full id inside its file (the runner's rule)."""
+    from junitparser import Error, Failure, JUnitXml, JUnitXmlError, Skipped, TestSuite
+
     if not text.strip():
         raise ReportError("the report is empty")
     try:

@@ -67,7 +67,7 @@ from benchkit.workspace.git import (
     snapshot,
 )
 from benchkit.workspace.proc import ProcError, deferred_interrupts, process_start
-from benchkit.workspace.sandbox import Sandbox
+from benchkit.workspace.sandbox import PROCESSES, SECRETS, Sandbox
 
 
 @cache
@@ -259,10 +259,6 @@ def sandbox_of(p: Plan, folder: Path, tree: str) -> Sandbox:
         ledger=folder / PROCESSES,
         run_id=folder.name,
     )
-
-
-PROCESSES = "processes"  # a pilot's ledger: "pgid start" of each command it started
-SECRETS = "secrets"  # the names (never the values) of the arm's secret variables
 
 
 def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:

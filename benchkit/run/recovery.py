@@ -24,13 +24,12 @@ from pathlib import Path
 
 import polars as pl
 
-from benchkit.run.pilot import PROCESSES, SECRETS
 from benchkit.store.heartbeat import STALE_AFTER_S, read_beats
 from benchkit.store.parquet import read_table, store_path, update_run
 from benchkit.workspace.cache import discard
 from benchkit.workspace.git import diff, snapshot
 from benchkit.workspace.proc import ProcError, alive, group_members
-from benchkit.workspace.sandbox import PILOT_MARK
+from benchkit.workspace.sandbox import PILOT_MARK, PROCESSES, SECRETS
 
 
 class RecoveryWarning(UserWarning):

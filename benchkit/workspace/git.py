@@ -21,11 +21,14 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from benchkit.bench.bench_file import Bench
 from benchkit.errors import BenchError, RefError
 from benchkit.workspace.cache import cache_dir, discard, locked
 from benchkit.workspace.proc import ProcError, capture
+
+if TYPE_CHECKING:  # a bench file's model (pydantic): not for the commands that only read
+    from benchkit.bench.bench_file import Bench
 
 FIXED_IDENTITY = {
     "GIT_AUTHOR_NAME": "benchkit",

@@ -33,6 +33,9 @@ class SandboxWarning(UserWarning):
 
 
 PILOT_MARK = "BENCHKIT_RUN"  # in every command's environment: the run it belongs to
+# In a pilot's folder, for a recovery after a crash:
+PROCESSES = "processes"  # the ledger: "pgid start" of each command it started
+SECRETS = "secrets"  # the names (never the values) of the arm's secret variables
 _PROBE = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid"]
 
 
