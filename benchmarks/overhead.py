@@ -47,7 +47,6 @@ OWN_PHASES = ("score", "record")
 def _child(out: Path, argv: list[str]) -> None:
     """The batch: `benchkit pilot ARGV` in this process, with the bench's and the arm's
     time taken apart by phase, written to `out` as JSON when it ends."""
-    imported = time.time()
     import benchkit.arms.builtin
     import benchkit.arms.command
     import benchkit.arms.simulated
@@ -142,7 +141,6 @@ def _child(out: Path, argv: list[str]) -> None:
         out.write_text(
             json.dumps(
                 {
-                    "imported": imported,
                     "started": started,
                     "returned": time.time(),
                     "pilots": pilots,

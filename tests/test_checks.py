@@ -89,15 +89,18 @@ def _gone(pid: int) -> bool:
     return not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
 
 
-@pytest.mark.parametrize("boxed", [False, True], ids=["as-is", "bwrap"])
+NEEDS_BWRAP = pytest.mark.skipif(NO_BWRAP is not None, reason=f"no sandbox here: {NO_BWRAP}")
+
+
+@pytest.mark.parametrize(
+    "boxed", [pytest.param(False, id="as-is"), pytest.param(True, id="bwrap", marks=NEEDS_BWRAP)]
+)
 def test_what_a_command_leaves_running_is_stopped_when_it_exits(
     tmp_path: Path, boxed: bool
 ) -> None:
     """A command that exits leaving a process behind: benchkit stops it (without a
     sandbox, found in the command's group; in bubblewrap, the kernel ends the
     sandbox's pid namespace with it), and the command's duration is its own."""
-    if boxed and NO_BWRAP:
-        pytest.skip(f"no sandbox here: {NO_BWRAP}")
     marker = tmp_path / "left.pid"
     box = Sandbox(name="bwrap", tree=tmp_path, home=tmp_path / "h", tmp=tmp_path / "t")
     box.make()
@@ -120,7 +123,7 @@ def test_what_a_command_leaves_running_is_stopped_when_it_exits(
         assert _gone(int(marker.read_text()))
 
 
-@pytest.mark.skipif(NO_BWRAP is not None, reason=f"no sandbox here: {NO_BWRAP}")
+@NEEDS_BWRAP
 def test_a_program_named_by_its_path_in_a_bound_folder_starts(tmp_path: Path) -> None:
     """`node_modules/.bin/tool` in a tree whose node_modules the sandbox binds from the
     cache: benchkit looks for it where the host has it, and the sandbox runs it."""

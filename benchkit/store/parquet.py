@@ -96,16 +96,20 @@ def checked_rows(table: str, rows: list[dict[str, Any]], schema: pa.Schema) -> p
     return arrow_rows(rows, schema)
 
 
-def arrow_rows(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
-    """Rows of Python values as an Arrow table of this schema's columns, by polars:
-    pyarrow's own conversion (`pa.array`) imports pandas, a fifth of a second of every
-    command that writes. Its strings and lists are Arrow's large ones, which Parquet
-    stores as it stores the others (a file without Arrow's copy of the schema reads
-    back as declared); a cast to the schema would import `pyarrow.compute`."""
+def rows_frame(rows: list[dict[str, Any]], schema: pa.Schema) -> pl.DataFrame:
+    """Rows of Python values as a polars frame of this schema's columns (not through
+    pyarrow's own conversion, `pa.array`, which imports pandas: a fifth of a second of
+    every command that writes)."""
     frame = empty_frame(schema)
-    if rows:
-        frame = pl.from_dicts(rows, schema=frame.schema)
-    return frame.to_arrow()
+    return pl.from_dicts(rows, schema=frame.schema) if rows else frame
+
+
+def arrow_rows(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
+    """Rows of Python values as an Arrow table of this schema's columns. Its strings
+    and lists are Arrow's large ones, as polars makes them, which Parquet stores as it
+    stores the others (a file without Arrow's copy of the schema reads back as
+    declared); a cast to the schema would import `pyarrow.compute`."""
+    return rows_frame(rows, schema).to_arrow()
 
 
 def write_table(

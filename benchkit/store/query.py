@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from benchkit.errors import StoreError
-from benchkit.store.parquet import empty_frame, read_table, scan_table, store_path
+from benchkit.store.parquet import read_table, rows_frame, scan_table, store_path
 from benchkit.store.records import Run
 from benchkit.store.rows import run_row
 from benchkit.store.schema import TABLES, table_schema
@@ -226,5 +226,4 @@ def runs_frame(given: RunsLike, *, latest: bool = True) -> pl.LazyFrame:
     checks = dict.fromkeys(name for run in records for name in run.check_names)
     schema = table_schema("runs", checks)
     rows = [dict.fromkeys(schema.names) | run_row(run) for run in records]
-    frame = empty_frame(schema)
-    return kept((pl.from_dicts(rows, schema=frame.schema) if rows else frame).lazy())
+    return kept(rows_frame(rows, schema).lazy())

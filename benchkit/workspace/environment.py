@@ -219,12 +219,11 @@ def _system_python(wanted: str) -> tuple[str, str]:
         pass  # none remembered, or gone since: uv finds it
     found = uv("python", "find", *SYSTEM_ONLY, wanted).strip()
     seen = interpreter(found, uv_env())
+    # Not atomic, and needs not be: a half-written memo names no program that runs, or
+    # another version, and the next command finds the Python again.
     with contextlib.suppress(OSError):  # a cache that cannot be written: found each time
         memo.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(dir=memo.parent, prefix=f".{memo.name}.")
-        with os.fdopen(handle, "w") as out:
-            out.write(f"{found}\n{seen[0]}\n")
-        os.replace(tmp, memo)
+        memo.write_text(f"{found}\n{seen[0]}\n")
     return seen
 
 
@@ -687,15 +686,20 @@ def _drop(cached_path: Path) -> bool:
     """Remove a cached environment once no pilot binds it (within `DROP_WAIT_S`);
     whether it is gone."""
     deadline = time.monotonic() + DROP_WAIT_S
-    while True:
-        with _unused(cached_path) as unused:
-            if unused:
-                with locked(cached_path):
-                    shutil.rmtree(cached_path, ignore_errors=True)
-                return True
+    while not _removed_unless_bound(cached_path):
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.2)
+    return True
+
+
+def _removed_unless_bound(cached_path: Path) -> bool:
+    """Remove a cached environment unless a pilot binds it; whether it was."""
+    with _unused(cached_path) as unused:
+        if unused:
+            with locked(cached_path):
+                shutil.rmtree(cached_path, ignore_errors=True)
+        return unused
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -752,10 +756,6 @@ def prune(*, unused_days: float | None = None) -> list[str]:
         last = entry.last_used or datetime.fromisoformat(entry.built_at)
         if unused_days is not None and (now - last).total_seconds() < unused_days * 86400:
             continue
-        with _unused(entry.path) as unused:
-            if not unused:
-                continue
-            with locked(entry.path):
-                shutil.rmtree(entry.path, ignore_errors=True)
-        removed.append(entry.key)
+        if _removed_unless_bound(entry.path):
+            removed.append(entry.key)
     return removed

@@ -29,7 +29,7 @@ from benchkit.workspace.sandbox import Sandbox, bwrap_reports
 
 GRACE_S = 10.0
 SETTLE_S = 0.05  # what a command that exited leaves has this long to end of itself
-LONGEST_POLL_S = 86_400.0  # poll(2) takes milliseconds in an int: a day at a time
+LONGEST_POLL_S = 86_400.0  # a poll(2) at a time: it takes milliseconds in an int
 
 Command = str | Sequence[str]
 
@@ -190,9 +190,10 @@ def run(
                 said = f"benchkit: cannot start {command!r}: not found\n"
                 log.write(redact(said, secrets).encode())
                 return ended(None, not_found=True)
-        reports = sandbox is not None and sandbox.name == "bwrap" and bwrap_reports()
-        status = _status_pipe(files) if reports else None
+        status = None  # bwrap's status pipe: where it says its sandbox's pid 1
         if sandbox is not None:
+            if sandbox.name == "bwrap" and bwrap_reports():
+                status = _status_pipe(files)
             argv = sandbox.command(argv, status_fd=status[1] if status else None)
         started = time.monotonic()
         try:
@@ -247,7 +248,7 @@ def run(
         # finish after it exits: waited for, at once.
         with deferred_interrupts():
             if inner is not None:
-                if not _ended(inner, SETTLE_S):
+                if not _readable(inner, SETTLE_S):  # a pidfd reads once its process ended
                     stop_group(proc, grace_s)
             elif group_left(proc.pid):
                 stop_group(proc, grace_s)
@@ -270,9 +271,7 @@ def _sandbox_init(files: contextlib.ExitStack, read: int, within_s: float) -> in
     pipe (`{"child-pid": N, ...}`, as it starts it): None when bwrap wrote none within
     `within_s`, or the process has ended."""
     said = b""
-    poller = select.poll()
-    poller.register(read, select.POLLIN)
-    while b"\n" not in said and poller.poll(within_s * 1000):
+    while b"\n" not in said and _readable(read, within_s):
         chunk = os.read(read, 4096)
         if not chunk:
             break
@@ -286,11 +285,19 @@ def _sandbox_init(files: contextlib.ExitStack, read: int, within_s: float) -> in
     return pidfd
 
 
-def _ended(pidfd: int, within_s: float) -> bool:
-    """Whether the process ends within `within_s` (at once, if it has already)."""
+def _readable(fd: int, within_s: float) -> bool:
+    """Whether `fd` has something to read within `within_s` (a pidfd: its process
+    ended). By poll(2), not select(): a descriptor may be past 1024; poll takes
+    milliseconds in an int, so a day at a time."""
+    deadline = time.monotonic() + max(within_s, 0.0)
     poller = select.poll()
-    poller.register(pidfd, select.POLLIN)
-    return bool(poller.poll(within_s * 1000))
+    poller.register(fd, select.POLLIN)
+    while True:
+        left = deadline - time.monotonic()
+        if poller.poll(max(min(left, LONGEST_POLL_S), 0.0) * 1000):
+            return True
+        if left <= LONGEST_POLL_S:
+            return False
 
 
 def waited(proc: subprocess.Popen[bytes], timeout_s: float | None) -> int:
@@ -304,12 +311,8 @@ def waited(proc: subprocess.Popen[bytes], timeout_s: float | None) -> int:
     except (AttributeError, OSError):  # not Linux, or an old kernel: Popen's polling
         return proc.wait(timeout=timeout_s)
     try:
-        deadline = time.monotonic() + max(timeout_s, 0.0)
-        poller = select.poll()  # not select(): a pidfd may be past 1024
-        poller.register(pidfd, select.POLLIN)
-        while not poller.poll(max(min(deadline - time.monotonic(), LONGEST_POLL_S), 0) * 1000):
-            if time.monotonic() >= deadline:
-                raise subprocess.TimeoutExpired(proc.args, timeout_s)
+        if not _readable(pidfd, timeout_s):
+            raise subprocess.TimeoutExpired(proc.args, timeout_s)
     finally:
         os.close(pidfd)
     return proc.wait()
