@@ -16,7 +16,9 @@ Each figure comes from a fresh process:
   the same read;
 - the scan alone (a read with the merge off, the best of 3);
 - a later `bk.runs()` and `benchkit runs` (recovery and the table printed), each the
-  best of 3, and `benchkit runs` as the first read of another such store.
+  best of 3, and `benchkit runs` and `bk.scan().collect()` each as the first read of
+  another such store;
+- `benchkit compact` of another (no target: what a long matrix's end does).
 
 Targets on this 2-core machine: `bk.runs()` under 1 s, `benchkit runs` under 2 s.
 
@@ -50,9 +52,12 @@ def timed(*args):
     return merged
 p.merge_read_runs = timed
 t = time.perf_counter()
-q.runs({store!r}) if {merge} else p.read_table(q.store_path({store!r}), "runs", merge=False)
+{read}
 print(time.perf_counter() - t, sum(merges))
 """
+RUNS = "q.runs({store!r})"
+SCAN = "q.scan(store={store!r}).collect()"
+UNMERGED = "p.read_table(q.store_path({store!r}), 'runs', merge=False)"
 ARMS = ("human", "noop", "replay:agent-a", "replay:agent-b")
 
 Rows = Callable[[int], pl.DataFrame]  # the nth run's one-row frame
@@ -101,8 +106,9 @@ def figures(root: Path, rows: Rows, runs: int) -> dict[str, float]:
     python = sys.executable
     cli = str(Path(python).with_name("benchkit"))
 
-    def read(store: Path, merge: bool = True) -> list[str]:
-        return [python, "-c", READ.format(store=str(store), merge=merge)]
+    def read(store: Path, merge: bool = True, how: str = RUNS) -> list[str]:
+        what = (how if merge else UNMERGED).format(store=str(store))
+        return [python, "-c", READ.format(read=what)]
 
     first = loose_store(root / "first", rows, runs)
     subprocess.run(read(first, merge=False), check=True, capture_output=True)  # warm
@@ -114,6 +120,12 @@ def figures(root: Path, rows: Rows, runs: int) -> dict[str, float]:
     second = loose_store(root / "second", rows, runs)
     subprocess.run(read(second, merge=False), check=True, capture_output=True)
     cli_first, _ = best([cli, "runs", "--store", str(second)], repeat=1)
+    third = loose_store(root / "third", rows, runs)
+    subprocess.run(read(third, merge=False), check=True, capture_output=True)
+    _, (scanned, _) = best(read(third, how=SCAN), repeat=1)
+    fourth = loose_store(root / "fourth", rows, runs)
+    subprocess.run(read(fourth, merge=False), check=True, capture_output=True)
+    compacted, _ = best([cli, "compact", "--store", str(fourth)], repeat=1)
     return {
         "first": merged,
         "merge": merge,
@@ -123,6 +135,8 @@ def figures(root: Path, rows: Rows, runs: int) -> dict[str, float]:
         "cli_later": cli_later,
         "cli_first": cli_first,
         "scan": scan,
+        "lazy": scanned,
+        "compact": compacted,
         "columns": float(rows(0).width),
         "filled": float(sum(1 for c in rows(0).get_columns() if c.null_count() == 0)),
     }
@@ -143,9 +157,9 @@ def main() -> None:
         seen = {kind: figures(root / kind, rows, args.runs) for kind, rows in kinds.items()}
     s, r = seen["synthetic"], seen["real-shaped"]
     print(f"{args.runs:,} runs, one file each, not compacted")
-    print(f"{'':24s} {'synthetic':>16s} {'real-shaped':>16s}")
+    print(f"{'':26s} {'synthetic':>16s} {'real-shaped':>16s}")
     print(
-        f"{'columns a file (filled)':24s} {s['columns']:9.0f} ({s['filled']:2.0f})   "
+        f"{'columns a file (filled)':26s} {s['columns']:9.0f} ({s['filled']:2.0f})   "
         f"{r['columns']:9.0f} ({r['filled']:2.0f})"
     )
     lines = [
@@ -154,14 +168,16 @@ def main() -> None:
         ("later bk.runs()", "later", 1.0, ""),
         ("later benchkit runs", "cli_later", 2.0, ""),
         ("first benchkit runs", "cli_first", 2.0, "it merges too"),
+        ("first bk.scan().collect()", "lazy", 1.0, "it merges too"),
         ("the scan alone", "scan", 1.0, "a read with the merge off"),
+        ("benchkit compact", "compact", 0.0, ""),
     ]
     for label, key, target, why in lines:
         cells = "".join(
             f" {f[key]:6.2f} s {verdict(f[key], target) if target else '':7s}" for f in (s, r)
         )
         said = f"(target < {target:.0f} s{'; ' + why if why else ''})" if target else ""
-        print(f"{label:24s}{cells}  {said}".rstrip())
+        print(f"{label:26s}{cells}  {said}".rstrip())
     print(
         f"files left after the first read: {s['files']:.0f} and {r['files']:.0f}; a later "
         f"bk.runs() with python's start: {s['later_python']:.2f} s and {r['later_python']:.2f} s"

@@ -23,6 +23,7 @@ import benchkit
 from benchkit.store.parquet import (
     COMPACT_LOCK,
     MERGE_PAST,
+    SCAN_AT_ONCE,
     StoreWarning,
     read_table,
     update_run,
@@ -232,6 +233,46 @@ def test_a_read_of_many_loose_runs_merges_the_finished_ones(tiny: TinyRepo, tmp_
     declared = [(f.name, f.type) for f in table_schema("runs", ["lint", "test"])]
     for part in sorted((tmp_path / "runs").glob("part-*.parquet")):
         assert [(f.name, f.type) for f in pq.read_schema(part)] == declared, part.name
+
+
+def _copies(store: Path, table: str, ids: list[str]) -> None:
+    """The one run's file of a table, copied under other run ids, as pilots leave them."""
+    [path] = (store / table).glob("*.parquet")
+    rows = pq.read_table(path)
+    where = rows.schema.get_field_index("run_id")
+    for run_id in ids:
+        copy = rows.set_column(where, "run_id", pa.array([run_id] * rows.num_rows))
+        pq.write_table(copy, store / table / f"{run_id}.parquet")
+
+
+def test_a_lazy_scan_of_many_loose_files_reads_them_at_once_and_skips_a_bad_one(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """Past SCAN_AT_ONCE runs' own files, `bk.scan` reads them in one scan, not footer
+    by footer: the same rows as a read, the runs merged as a read merges them, a
+    corrupt file still skipped with a warning naming it, the filters still applied."""
+    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tmp_path)
+    ids = [f"20260101T0000{n:02d}-{n:08x}" for n in range(SCAN_AT_ONCE + 6)]
+    for table in ("runs", "checks"):
+        _copies(tmp_path, table, ids)
+    runs = read_table(tmp_path, "runs", merge=False).sort("run_id")
+    order = ["run_id", "phase", "check"]
+    checks = read_table(tmp_path, "checks").sort(order)
+    assert runs.height == SCAN_AT_ONCE + 7 and checks.height > runs.height
+
+    scanned = benchkit.scan(store=tmp_path).collect().sort("run_id")
+    assert scanned.equals(runs)
+    [part] = (tmp_path / "runs").glob("*.parquet")  # merged: one part, as a read leaves it
+    assert part.name.startswith("part-")
+    assert benchkit.scan(store=tmp_path).collect().sort("run_id").equals(runs)  # the part
+    assert benchkit.scan("checks", tmp_path).collect().sort(order).equals(checks)
+
+    bad = tmp_path / "checks" / "20990101T000000-deadbeef.parquet"
+    bad.write_bytes(b"PAR1 not really parquet")
+    with pytest.warns(StoreWarning, match=r"skipped .*20990101T000000-deadbeef\.parquet"):
+        again = benchkit.scan("checks", tmp_path, arm="noop").collect()
+    assert again.sort(order).equals(checks)
+    assert benchkit.scan("checks", tmp_path, arm="human").collect().height == 0
 
 
 def test_a_read_survives_a_merge_under_it(tiny: TinyRepo, tmp_path: Path) -> None:

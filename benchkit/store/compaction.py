@@ -19,8 +19,10 @@ from benchkit.store.parquet import (
     PART,
     all_files,
     compacted_ids,
+    declared_schema,
     part_name,
     read_arrow,
+    read_at_once,
     read_table,
     readable,
     store_path,
@@ -48,19 +50,39 @@ def compact(store: Path | str | None = None, *, least: int = 2) -> dict[str, int
             for leftover in [f for f in own if f.stem in held]:
                 leftover.unlink(missing_ok=True)  # merged before, not removed then
             candidates = [f for f in own if f.stem in finished and f.stem not in held]
-            files, unified = readable(store, table, candidates)  # a bad file stays put
             merged[table] = 0
-            if len(files) < least:
+            if len(candidates) < least:
                 continue
-            combined = pa.concat_tables(
-                [read_arrow(f).cast(_widen(pq.read_schema(f), unified)) for f in files],
-                promote_options="permissive",
-            )
+            files, combined = _combined(store, table, candidates)
+            if combined is None or len(files) < least:
+                continue
             write_arrow(store, table, part_name(), combined)
             for f in files:
                 f.unlink(missing_ok=True)
             merged[table] = len(files)
     return merged
+
+
+def _combined(
+    store: Path, table: str, candidates: list[Path]
+) -> tuple[list[Path], pa.Table | None]:
+    """The files to merge and their rows as one table: all of them in one scan with
+    the columns declared and noted; when that fails, file by file, a bad file left
+    where it is (None: no file readable)."""
+    try:
+        rows = read_at_once(candidates, declared_schema(store, table))
+    except FileNotFoundError:  # one removed by hand under the lock: file by file
+        rows = None
+    if rows is not None:
+        return candidates, rows.to_arrow()
+    files, unified = readable(store, table, candidates)
+    if not files:
+        return [], None
+    combined = pa.concat_tables(
+        [read_arrow(f).cast(_widen(pq.read_schema(f), unified)) for f in files],
+        promote_options="permissive",
+    )
+    return files, combined.combine_chunks()  # a chunk a file: slow to write
 
 
 def _widen(schema: pa.Schema, unified: pa.Schema) -> pa.Schema:

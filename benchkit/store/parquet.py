@@ -34,6 +34,7 @@ COMPACT_LOCK = ".compact.lock"  # in a store: held by whoever merges files
 MERGE_PAST = 64  # finished runs' own `runs` files past which a read merges them
 LISTINGS = 5  # times a read lists a table's files when one vanished under it (merged)
 RECHUNK_PAST = 64  # chunks (a file each) past which a read makes one: not for a few parts
+SCAN_AT_ONCE = 64  # runs' own files of a table past which a lazy scan reads them at once
 
 
 class StoreWarning(UserWarning):
@@ -275,18 +276,64 @@ def _empty(table: str) -> pl.LazyFrame:
 def scan_table(store: Path | str | None, table: str, *, upgraded: bool = True) -> pl.LazyFrame:
     """One table of the store, lazily: every file's rows, upgraded to the current
     schema. A file whose footer cannot be read, or whose columns have other types, is
-    skipped with a warning naming it."""
+    skipped with a warning naming it. Past `SCAN_AT_ONCE` runs' own files, those are
+    read in one scan with the columns declared and noted, not footer by footer (the
+    `runs` table's then merged as a read merges them), the compacted parts lazily."""
     folder = store_path(store)
-    files, unified = readable(folder, table, _files(folder, table))
+    for _ in range(LISTINGS):  # a file merged away meanwhile: list the files again
+        files = _files(folder, table)
+        loose = [f for f in files if not f.name.startswith(PART)]
+        if len(loose) < SCAN_AT_ONCE:
+            break
+        declared = declared_schema(folder, table)
+        try:
+            rows = read_at_once(loose, declared)
+        except FileNotFoundError:
+            continue
+        if rows is None:
+            break
+        parts = _by_footer(folder, table, [f for f in files if f.name.startswith(PART)])
+        if table == "runs":
+            merge_read_runs(folder, loose, rows, declared)
+        scanned = pl.concat([parts, rows.lazy()], how="diagonal_relaxed")
+        return upgrade(table, scanned) if upgraded else scanned
+    scanned = _by_footer(folder, table, _files(folder, table))
+    return upgrade(table, scanned) if upgraded else scanned
+
+
+def _by_footer(folder: Path, table: str, files: list[Path]) -> pl.LazyFrame:
+    """The files, lazily, once each footer is read: those unreadable or of other
+    types skipped with a warning, the checks of their columns noted."""
+    files, unified = readable(folder, table, files)
     if not files:
         return _empty(table)
     if table == "runs":
         with contextlib.suppress(OSError):  # a read-only store is read the long way
             _note_checks(folder / table, unified)
-    rows = pl.scan_parquet(
+    return pl.scan_parquet(
         files, schema=empty_frame(unified).schema, missing_columns="insert", extra_columns="ignore"
     )
-    return upgrade(table, rows) if upgraded else rows
+
+
+def declared_schema(folder: Path, table: str) -> pa.Schema:
+    """The table's declared columns, with the checks its `runs` files were noted with."""
+    return table_schema(table, noted_checks(folder / table) if table == "runs" else [])
+
+
+def read_at_once(files: list[Path], declared: pa.Schema) -> pl.DataFrame | None:
+    """The files' rows in one scan, with the declared columns; None when a file is
+    unreadable, of other types, or has a column never noted. Raises FileNotFoundError
+    when a file went meanwhile (merged)."""
+    try:
+        rows = pl.scan_parquet(
+            files,
+            schema=empty_frame(declared).schema,
+            missing_columns="insert",
+            extra_columns="raise",
+        ).collect()
+    except pl.exceptions.PolarsError:
+        return None
+    return rows.rechunk() if rows.n_chunks() > RECHUNK_PAST else rows  # thousands: slow
 
 
 def read_table(store: Path | str | None, table: str, *, merge: bool = True) -> pl.DataFrame:
@@ -300,25 +347,18 @@ def read_table(store: Path | str | None, table: str, *, merge: bool = True) -> p
         files = _files(folder, table)
         if not files:
             return _empty(table).collect()
-        checks = noted_checks(folder / table) if table == "runs" else []
-        declared = table_schema(table, checks)
+        declared = declared_schema(folder, table)
         try:
-            rows = pl.scan_parquet(
-                files,
-                schema=empty_frame(declared).schema,
-                missing_columns="insert",
-                extra_columns="raise",
-            ).collect()
+            rows = read_at_once(files, declared)
         except FileNotFoundError:
             continue
-        except pl.exceptions.PolarsError:
+        if rows is None:
             break
-        rows = rows.rechunk() if rows.n_chunks() > RECHUNK_PAST else rows  # thousands: slow
         if merge and table == "runs":
             merge_read_runs(folder, files, rows, declared)
         return upgraded(table, rows)
     try:  # then each file's footer, and its columns noted for the next read
-        return upgraded(table, scan_table(store, table, upgraded=False).collect())
+        return upgraded(table, _by_footer(folder, table, _files(folder, table)).collect())
     except (pl.exceptions.PolarsError, FileNotFoundError):
         pass  # a file with a good footer and a bad body: find it file by file
     frames: list[pl.DataFrame] = []
