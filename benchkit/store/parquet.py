@@ -280,25 +280,40 @@ def scan_table(store: Path | str | None, table: str, *, upgraded: bool = True) -
     read in one scan with the columns declared and noted, not footer by footer (the
     `runs` table's then merged as a read merges them), the compacted parts lazily."""
     folder = store_path(store)
-    for _ in range(LISTINGS):  # a file merged away meanwhile: list the files again
+    at_once = _listed_and_read(folder, table, merge=True, loose_past=SCAN_AT_ONCE)
+    if at_once is None:
+        scanned = _by_footer(folder, table, _files(folder, table))
+    else:
+        files, rows = at_once
+        parts = _by_footer(folder, table, [f for f in files if f.name.startswith(PART)])
+        scanned = pl.concat([parts, rows.lazy()], how="diagonal_relaxed")
+    return upgrade(table, scanned) if upgraded else scanned
+
+
+def _listed_and_read(
+    folder: Path, table: str, *, merge: bool, loose_past: int = 0
+) -> tuple[list[Path], pl.DataFrame] | None:
+    """The table's files listed and read in one scan with the columns declared and
+    noted (listed again when one went meanwhile, merged), the `runs` table's merged
+    with `merge`: every file listed, and the rows read. With `loose_past`, only the
+    runs' own files are read, and only when there are that many. None when there is
+    nothing to read or the scan failed."""
+    for _ in range(LISTINGS):
         files = _files(folder, table)
-        loose = [f for f in files if not f.name.startswith(PART)]
-        if len(loose) < SCAN_AT_ONCE:
-            break
+        read = [f for f in files if not f.name.startswith(PART)] if loose_past else files
+        if not read or len(read) < loose_past:
+            return None
         declared = declared_schema(folder, table)
         try:
-            rows = read_at_once(loose, declared)
+            rows = read_at_once(read, declared)
         except FileNotFoundError:
             continue
         if rows is None:
-            break
-        parts = _by_footer(folder, table, [f for f in files if f.name.startswith(PART)])
-        if table == "runs":
-            merge_read_runs(folder, loose, rows, declared)
-        scanned = pl.concat([parts, rows.lazy()], how="diagonal_relaxed")
-        return upgrade(table, scanned) if upgraded else scanned
-    scanned = _by_footer(folder, table, _files(folder, table))
-    return upgrade(table, scanned) if upgraded else scanned
+            return None
+        if merge and table == "runs":
+            merge_read_runs(folder, read, rows, declared)
+        return files, rows
+    return None
 
 
 def _by_footer(folder: Path, table: str, files: list[Path]) -> pl.LazyFrame:
@@ -343,20 +358,9 @@ def read_table(store: Path | str | None, table: str, *, merge: bool = True) -> p
     names it, and the rest loads. With `merge`, a read of the `runs` table that found
     `MERGE_PAST` finished runs' own files merges them (see `merge_read_runs`)."""
     folder = store_path(store)
-    for _ in range(LISTINGS):  # a file merged away meanwhile: list the files again
-        files = _files(folder, table)
-        if not files:
-            return _empty(table).collect()
-        declared = declared_schema(folder, table)
-        try:
-            rows = read_at_once(files, declared)
-        except FileNotFoundError:
-            continue
-        if rows is None:
-            break
-        if merge and table == "runs":
-            merge_read_runs(folder, files, rows, declared)
-        return upgraded(table, rows)
+    at_once = _listed_and_read(folder, table, merge=merge)
+    if at_once is not None:
+        return upgraded(table, at_once[1])
     try:  # then each file's footer, and its columns noted for the next read
         return upgraded(table, _by_footer(folder, table, _files(folder, table)).collect())
     except (pl.exceptions.PolarsError, FileNotFoundError):
