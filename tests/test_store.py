@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import os
 import re
@@ -27,6 +28,7 @@ from benchkit.store.parquet import (
     StoreWarning,
     read_table,
     update_run,
+    write_arrow,
 )
 from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, TABLES, table_schema
 from tests.conftest import TinyRepo
@@ -273,6 +275,73 @@ def test_a_lazy_scan_of_many_loose_files_reads_them_at_once_and_skips_a_bad_one(
         again = benchkit.scan("checks", tmp_path, arm="noop").collect()
     assert again.sort(order).equals(checks)
     assert benchkit.scan("checks", tmp_path, arm="human").collect().height == 0
+
+
+def test_a_file_a_part_holds_is_read_once_when_parts_have_other_columns(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """A later part holds a check the first does not (a second bench's): the runs a
+    part holds are still known, so a file a stopped merge left is not read twice."""
+    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tmp_path)
+    [path] = (tmp_path / "runs").glob("*.parquet")
+    row = pq.read_table(path)
+    first = [f"20260101T0000{n:02d}-{n:08x}" for n in range(MERGE_PAST + 1)]
+    _copies(tmp_path, "runs", first)
+    assert benchkit.runs(tmp_path).height == MERGE_PAST + 2  # merged: the first part
+    more = row.append_column("mypy_status", pa.array(["ok"])).append_column(
+        "mypy_count", pa.array([0], pa.int64())
+    )
+    for n in range(MERGE_PAST + 1):
+        run_id = f"20260102T0000{n:02d}-{n:08x}"
+        copy = more.set_column(more.schema.get_field_index("run_id"), "run_id", pa.array([run_id]))
+        write_arrow(tmp_path, "runs", run_id, copy)
+    assert benchkit.runs(tmp_path).height == 2 * MERGE_PAST + 3  # the second part
+    parts = sorted((tmp_path / "runs").glob("part-*.parquet"))
+    assert len(parts) == 2 and "mypy_status" in pq.read_schema(parts[1]).names
+    pq.write_table(row, path)  # left by a merge that stopped before removing it
+    runs = benchkit.runs(tmp_path)
+    assert runs.height == runs["run_id"].n_unique() == 2 * MERGE_PAST + 3
+    assert benchkit.scan(store=tmp_path).collect().height == 2 * MERGE_PAST + 3
+    benchkit.compact(tmp_path)
+    assert benchkit.runs(tmp_path).height == 2 * MERGE_PAST + 3
+
+
+def _without_root_reads() -> None:
+    """In the child, before it runs its program: root's power to read any file gone
+    (CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH dropped from its bounding set)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (1, 2):
+        if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def test_a_file_this_user_cannot_read_is_skipped_by_a_scan_and_a_read(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """A store shared by a lab: a file another user wrote for themselves only is
+    skipped with a warning naming it, by the scan of many files as by the read."""
+    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tmp_path)
+    ids = [f"20260101T0000{n:02d}-{n:08x}" for n in range(SCAN_AT_ONCE + 6)]
+    _copies(tmp_path, "checks", ids)
+    everything = read_table(tmp_path, "checks").height
+    hidden = tmp_path / "checks" / f"{ids[5]}.parquet"
+    lost = pq.read_table(hidden).num_rows
+    hidden.chmod(0)
+    code = (
+        "import sys, benchkit; store = sys.argv[1]; "
+        "print(benchkit.scan('checks', store).collect().height, "
+        "benchkit.table('checks', store).height)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_without_root_reads if os.geteuid() == 0 else None,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [str(everything - lost)] * 2
+    assert re.search(rf"skipped .*{ids[5]}\.parquet", done.stderr), done.stderr
 
 
 def test_a_read_survives_a_merge_under_it(tiny: TinyRepo, tmp_path: Path) -> None:

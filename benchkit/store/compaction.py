@@ -51,7 +51,7 @@ def compact(store: Path | str | None = None, *, least: int = 2) -> dict[str, int
                 leftover.unlink(missing_ok=True)  # merged before, not removed then
             candidates = [f for f in own if f.stem in finished and f.stem not in held]
             merged[table] = 0
-            if len(candidates) < least:
+            if len(candidates) < max(least, 1):
                 continue
             files, combined = _combined(store, table, candidates)
             if combined is None or len(files) < least:

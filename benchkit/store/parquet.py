@@ -147,11 +147,25 @@ def write_arrow(store: Path, table: str, name: str, data: pa.Table) -> Path:
                     use_dictionary=data.num_rows > 1,
                     store_schema=False,
                 )
+            if name.startswith(PART):  # the runs' own files it holds go next: on disk first
+                sink.flush()
+                os.fsync(sink.fileno())
         os.replace(tmp, final)
+        if name.startswith(PART):
+            _sync_folder(folder)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return final
+
+
+def _sync_folder(folder: Path) -> None:
+    """A folder's entries (a rename into it) on disk."""
+    handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
 
 
 def write_run(store: Path, run: Run) -> None:
@@ -213,13 +227,27 @@ def all_files(store: Path, table: str) -> list[Path]:
 
 
 def compacted_ids(parts: list[Path]) -> set[str]:
+    """The runs the compacted parts hold: of every part, whatever its other columns
+    (a later part may hold checks an earlier one does not); a part that cannot be
+    read holds none (readers skip it, so its runs' own files are read instead)."""
     if not parts:
         return set()
     try:
-        ids = pl.scan_parquet(parts).select("run_id").unique().collect()
-    except pl.exceptions.PolarsError:
-        return set()
-    return set(ids["run_id"].to_list())
+        return set(_run_ids(parts))
+    except (pl.exceptions.PolarsError, OSError):
+        pass
+    held: set[str] = set()
+    for part in parts:
+        with contextlib.suppress(pl.exceptions.PolarsError, OSError):
+            held.update(_run_ids([part]))
+    return held
+
+
+def _run_ids(files: list[Path]) -> list[str]:
+    ids = pl.scan_parquet(
+        files, schema={"run_id": pl.String}, missing_columns="insert", extra_columns="ignore"
+    )
+    return ids.select(pl.col("run_id").drop_nulls().unique()).collect()["run_id"].to_list()
 
 
 def _files(store: Path, table: str) -> list[Path]:
@@ -346,7 +374,9 @@ def read_at_once(files: list[Path], declared: pa.Schema) -> pl.DataFrame | None:
             missing_columns="insert",
             extra_columns="raise",
         ).collect()
-    except pl.exceptions.PolarsError:
+    except FileNotFoundError:
+        raise
+    except (pl.exceptions.PolarsError, OSError):  # unreadable (not this user's, say)
         return None
     return rows.rechunk() if rows.n_chunks() > RECHUNK_PAST else rows  # thousands: slow
 

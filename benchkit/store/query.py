@@ -81,9 +81,9 @@ def _scan(name: str, store: Path | str | None, chosen: RunFilter) -> pl.LazyFram
     rows = scan_table(folder, name)
     if not conditions:
         return rows
-    runs = scan_table(folder, "runs").filter(*conditions)
     if name == "runs":
-        return runs
+        return rows.filter(*conditions)
+    runs = scan_table(folder, "runs").filter(*conditions)
     return rows.join(runs.select("run_id"), on="run_id", how="semi")
 
 
