@@ -101,7 +101,9 @@ def scan(
     until: Moment = None,
 ) -> pl.LazyFrame:
     """A table of the store as a lazy polars frame, narrowed to the runs the filters
-    select (each a value or a list of values; `since` and `until` bound `started_at`)."""
+    select (each a value or a list of values; `since` and `until` bound `started_at`).
+    Past 64 runs' own files in a table (not yet compacted), those are read as the
+    frame is made, the compacted parts as it is collected."""
     chosen = RunFilter(
         bench=bench,
         arm=arm,
