@@ -23,8 +23,15 @@ import pytest
 
 import benchkit
 from benchkit.run.recovery import stop_processes
+from benchkit.workspace import proc
 from benchkit.workspace.cache import cache_dir
-from benchkit.workspace.proc import process_start
+from benchkit.workspace.proc import (
+    Terminated,
+    capture,
+    deferred_interrupts,
+    interrupts,
+    process_start,
+)
 from benchkit.workspace.sandbox import Sandbox, bwrap_problem
 from tests.conftest import TinyRepo, sh_git
 
@@ -435,3 +442,61 @@ def test_the_environments_node_modules_is_read_only_in_the_sandbox(tmp_path: Pat
     assert (cached / "pkg" / "index.js").read_text() == "module.exports = 1;\n"
     assert not list((tree / "node_modules").iterdir())  # nothing copied into the tree
     assert (tree / "mine.txt").read_text() == "x\n"
+
+
+def test_a_deferred_block_within_another_leaves_the_signal_to_the_outer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A record written under `deferred_interrupts` that runs a git command (itself
+    deferring its start) is still written: the inner block does not raise the SIGTERM
+    that came meanwhile, the outer one does, once done."""
+    monkeypatch.setattr(proc, "_TERMINATED", [0.0])  # no SIGTERM yet, in this process
+    reached = []
+    with pytest.raises(Terminated), deferred_interrupts():
+        with deferred_interrupts():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)  # the handler runs in this thread, here
+        reached.append("after the inner block")
+    assert reached == ["after the inner block"]
+
+
+def test_an_interrupted_capture_stops_its_whole_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C or SIGTERM while a short command runs stops its process group, not only
+    the command: nothing it started runs on (a background `sleep` here)."""
+    monkeypatch.setattr(proc, "_TERMINATED", [0.0])
+    token = f"sleep 47.{os.getpid()}"
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM))
+    timer.start()
+    try:
+        with interrupts(), pytest.raises(Terminated):
+            capture(["sh", "-c", f"{token} & {token}"])
+    finally:
+        timer.cancel()
+    deadline = time.monotonic() + 5
+    while _pgrep(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _pgrep(token) == []
+
+
+def test_the_sigterm_repeated_at_once_does_not_cut_the_record_short(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A worker gets SIGTERM once for each of benchkit's threads as benchkit dies: the
+    first stops the pilot, the next, at once, must not land in the record (it landed
+    as the record's deferral began, and the run stayed `running`). One a while later
+    is a new stop."""
+    monkeypatch.setattr(proc, "_TERMINATED", [0.0])
+    recorded = []
+    with interrupts(), pytest.raises(Terminated):
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)
+        finally:
+            os.kill(os.getpid(), signal.SIGTERM)  # the kernel's next, as benchkit dies
+            time.sleep(0.05)
+            recorded.append("the run")
+    assert recorded == ["the run"]
+    monkeypatch.setattr(proc, "_TERMINATED", [time.monotonic() - 2 * proc.REPEAT_S])
+    with interrupts(), pytest.raises(Terminated):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)

@@ -38,7 +38,7 @@ from benchkit.store.parquet import read_table, writable_store
 from benchkit.store.query import pick_runs
 from benchkit.store.records import DEFAULT_SET, LAUNCHERS, RERUNS, Launcher, PilotSpec, Run
 from benchkit.workspace.cache import empty_trash
-from benchkit.workspace.proc import Terminated, worker_started
+from benchkit.workspace.proc import Terminated, terminated, worker_started
 
 
 def _each(value: str | Path | Sequence[str | Path]) -> list[str]:
@@ -209,6 +209,9 @@ def _work(p: Plan, store: Path, keep: bool) -> Run:
         return execute_plan(p, store, keep=keep, launcher="processes", events=_EVENTS[0])
     except KeyboardInterrupt as exc:
         os._exit(exc.exit_code if isinstance(exc, Terminated) else 128 + signal.SIGINT)
+    finally:  # a SIGTERM whose interrupt another error replaced (a cleanup's) ends it too
+        if terminated():
+            os._exit(Terminated.exit_code)
 
 
 def _ready() -> None:

@@ -196,51 +196,55 @@ def run(
                 status = _status_pipe(files)
             argv = sandbox.command(argv, status_fd=status[1] if status else None)
         started = time.monotonic()
-        try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE if piped else log,
-                stderr=subprocess.PIPE if piped else subprocess.STDOUT,
-                start_new_session=True,
-                pass_fds=status[1:] if status else (),
-            )
-        except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
-            log.write(redact(f"benchkit: cannot start {command!r}: {exc}\n", secrets).encode())
-            return ended(None, not_found=True)
-        finally:
-            if status:
-                os.close(status[1])  # bwrap's copy stays: EOF once it fails or exits
-        if sandbox is not None and sandbox.ledger is not None:
-            with sandbox.ledger.open("a") as ledger:  # pgid and start: never a reused pid
-                ledger.write(f"{proc.pid} {process_start(proc.pid)}\n")
+        proc: subprocess.Popen[bytes] | None = None
         pumps: list[threading.Thread] = []
         failed: list[OSError] = []
-        if piped:
-            assert proc.stdout is not None and proc.stderr is not None
-            for source, sink in ((proc.stdout, out), (proc.stderr, log)):
-                pump = threading.Thread(
-                    target=_pump, args=(source, sink, secrets, failed), daemon=True
-                )
-                pump.start()
-                pumps.append(pump)
         inner: int | None = None
-        try:
+        try:  # from its start: an interrupt at any point stops the command before it goes on
+            try:
+                with deferred_interrupts():  # not inside Popen: it would leave the child on
+                    proc = subprocess.Popen(
+                        argv,
+                        cwd=cwd,
+                        env=env,
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.PIPE if piped else log,
+                        stderr=subprocess.PIPE if piped else subprocess.STDOUT,
+                        start_new_session=True,
+                        pass_fds=status[1:] if status else (),
+                    )
+            except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+                log.write(redact(f"benchkit: cannot start {command!r}: {exc}\n", secrets).encode())
+                return ended(None, not_found=True)
+            finally:
+                if status:
+                    os.close(status[1])  # bwrap's copy stays: EOF once it fails or exits
+            if sandbox is not None and sandbox.ledger is not None:
+                with sandbox.ledger.open("a") as ledger:  # pgid and start: never a reused pid
+                    ledger.write(f"{proc.pid} {process_start(proc.pid)}\n")
+            if piped:
+                assert proc.stdout is not None and proc.stderr is not None
+                for source, sink in ((proc.stdout, out), (proc.stderr, log)):
+                    pump = threading.Thread(
+                        target=_pump, args=(source, sink, secrets, failed), daemon=True
+                    )
+                    pump.start()
+                    pumps.append(pump)
             if status is not None:
                 inner = _sandbox_init(files, status[0], min(timeout_s or 30.0, 30.0))
             code = waited(proc, timeout_s)
             exited = time.monotonic()
         except subprocess.TimeoutExpired:
+            assert proc is not None
             stop_group(proc, grace_s)
             _drain(proc, pumps)
             log.write(f"\nbenchkit: timed out after {timeout_s:g} s\n".encode())
             return ended(None, timed_out=True)
         except BaseException:
-            with deferred_interrupts():  # a second signal never cuts the stopping short
-                stop_group(proc, grace_s)
-                _drain(proc, pumps)
+            if proc is not None:
+                with deferred_interrupts():  # a second signal never cuts the stopping short
+                    stop_group(proc, grace_s)
+                    _drain(proc, pumps)
             raise
         # Leftovers of a command that exited never run on (an interrupt waits for them
         # to be stopped). In bubblewrap, the kernel stops every process of the
@@ -340,8 +344,30 @@ def group_left(pgid: int, settle_s: float = SETTLE_S) -> bool:
         pause = min(pause * 2, 0.01)
 
 
+_TERMINATED = [0.0]  # when SIGTERM first reached this process (no lock: a handler sets it)
+REPEAT_S = 1.0  # a SIGTERM this soon after the first is the same stop, not another
+
+
+def terminated() -> bool:
+    """Whether SIGTERM has reached this process, whatever became of its `Terminated`
+    (in a worker: benchkit stopping it, or gone)."""
+    return _TERMINATED[0] > 0
+
+
+def _noted_sigterm() -> bool:
+    """Note a SIGTERM; whether it is a new stop (not one the kernel repeats at once: a
+    worker gets one as each of benchkit's threads dies, which would otherwise cut
+    short the record of the run the first one stopped)."""
+    now = time.monotonic()
+    if _TERMINATED[0] and now - _TERMINATED[0] < REPEAT_S:
+        return False
+    _TERMINATED[0] = now
+    return True
+
+
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise Terminated()
+    if _noted_sigterm():
+        raise Terminated()
 
 
 @contextlib.contextmanager
@@ -358,22 +384,28 @@ def interrupts() -> Iterator[None]:
 def deferred_interrupts() -> Iterator[None]:
     """SIGINT and SIGTERM wait until the block is done (say, a record being written),
     then take effect."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
+    if threading.current_thread() is not threading.main_thread() or _DEFERRING[0]:
+        yield  # within another such block: that one holds what comes, and raises it
         return
     received: list[int] = []
 
     def remember(signum: int, frame: FrameType | None) -> None:
-        received.append(signum)
+        if signum != signal.SIGTERM or _noted_sigterm():
+            received.append(signum)
 
     previous = {s: signal.signal(s, remember) for s in (signal.SIGINT, signal.SIGTERM)}
+    _DEFERRING[0] = True
     try:
         yield
     finally:
+        _DEFERRING[0] = False
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         if received:
             raise Terminated() if received[0] == signal.SIGTERM else KeyboardInterrupt()
+
+
+_DEFERRING = [False]  # whether a `deferred_interrupts` block is at work (the main thread's)
 
 
 def capture(
@@ -384,25 +416,41 @@ def capture(
     input_text: str | None = None,
     timeout_s: float = 300.0,
 ) -> str:
-    """Run a short command that must succeed and return its stdout."""
+    """Run a short command that must succeed and return its stdout. An interrupt,
+    at any point, stops it (its process group) before it is raised."""
+    proc: subprocess.Popen[bytes] | None = None
     try:
-        done = subprocess.run(
-            list(argv),
-            cwd=cwd,
-            env=None if env is None else dict(env),
-            input=input_text.encode() if input_text is not None else None,
-            stdin=None if input_text is not None else subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout_s,
-            start_new_session=True,
-        )
+        with deferred_interrupts():  # not inside Popen: it would leave the child on
+            proc = subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env=None if env is None else dict(env),
+                stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        given = input_text.encode() if input_text is not None else None
+        out, err = proc.communicate(given, timeout=timeout_s)
     except subprocess.TimeoutExpired as exc:
+        assert proc is not None
+        _stopped(proc)
         raise ProcError(argv, -1, "", f"timed out after {timeout_s:g} s") from exc
-    stdout = done.stdout.decode("utf-8", errors="surrogateescape")
-    if done.returncode != 0:
-        stderr = done.stderr.decode("utf-8", errors="replace")
-        raise ProcError(argv, done.returncode, stdout, stderr)
+    except BaseException:
+        if proc is not None:
+            _stopped(proc)
+        raise
+    stdout = out.decode("utf-8", errors="surrogateescape")
+    if proc.returncode != 0:
+        raise ProcError(argv, proc.returncode, stdout, err.decode("utf-8", errors="replace"))
     return stdout
+
+
+def _stopped(proc: subprocess.Popen[bytes]) -> None:
+    """A captured command's group stopped and its pipes closed, whatever comes meanwhile."""
+    with deferred_interrupts():
+        stop_group(proc)
+        proc.communicate()
 
 
 def process_start(pid: int) -> int | None:
