@@ -2,7 +2,7 @@
 by side on one set share its units and never run one twice.
 
 Before a matrix runs, it claims each unit it needs: `<store>/claims/<set>/<key>.json`,
-created only when absent (`O_EXCL`), holding the claimant's host, pid and process
+created only when absent (linked into place, whole), holding the claimant's host, pid and process
 start. A unit another live benchkit claimed is left to it; a claim of this host whose
 benchkit is gone (SIGKILLed, say) is taken over. A claim of another host is honoured:
 benchkit cannot tell from here whether it lives (a Ray cluster has one driver, so
@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import socket
+import tempfile
 from pathlib import Path
 
 from benchkit.run.plan import Plan
@@ -54,19 +55,32 @@ def claim(store: Path, plans: list[Plan]) -> tuple[list[Plan], list[Path]]:
         path = _path(store, p)
         path.parent.mkdir(parents=True, exist_ok=True)
         for _ in range(2):  # once more after taking over a dead benchkit's claim
-            try:
-                handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
+            if not _created(path):
                 if _held_elsewhere(path):
                     break
                 path.unlink(missing_ok=True)
                 continue
-            with os.fdopen(handle, "w") as file:
-                json.dump(_mine(), file)
             mine.append(p)
             held.append(path)
             break
     return mine, held
+
+
+def _created(path: Path) -> bool:
+    """Make the claim at `path`, whole, only when there is none: written beside it and
+    linked into place, so that no other benchkit ever reads it half-written (and takes
+    it over as a dead one's)."""
+    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w") as file:
+            json.dump(_mine(), file)
+        os.chmod(tmp, 0o644)
+        os.link(tmp, path)
+    except FileExistsError:
+        return False
+    finally:
+        os.unlink(tmp)
+    return True
 
 
 def release(paths: list[Path]) -> None:
