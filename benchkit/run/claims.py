@@ -2,9 +2,9 @@
 by side on one set share its units and never run one twice.
 
 Before a matrix runs, it claims each unit it needs: `<store>/claims/<set>/<key>.json`,
-created only when absent (linked into place, whole), holding the claimant's host, pid and process
-start. A unit another live benchkit claimed is left to it; a claim of this host whose
-benchkit is gone (SIGKILLed, say) is taken over. A claim of another host is honoured:
+created only when absent (linked into place whole), holding the claimant's host, pid
+and process start. A unit another live benchkit claimed is left to it; a claim of this
+host whose benchkit is gone (SIGKILLed, say) is taken over. A claim of another host is honoured:
 benchkit cannot tell from here whether it lives (a Ray cluster has one driver, so
 this is two matrices on one set from two machines). Claims are released as the
 matrix ends.

@@ -132,26 +132,19 @@ def write_arrow(store: Path, table: str, name: str, data: pa.Table) -> Path:
     try:
         # written through the handle made with the name, buffered: opened again by
         # its name, truncated, ext4 would write each file out as it closes (its
-        # `auto_da_alloc`), and a merge's removal of 5,000 such files takes 5 times
-        # as long; unbuffered, pyarrow writes a run's row in 200 small writes
+        # `auto_da_alloc`); unbuffered, pyarrow writes a run's row in 200 small writes
+        part = name.startswith(PART)
         with os.fdopen(handle, "wb") as sink:
             if table == "runs":
                 _note_checks(folder, data.schema)
-            if name.startswith(PART):
-                pq.write_table(data, sink, store_schema=False)
-            else:  # a run's own file: statistics and a dictionary for one row only cost reads
-                pq.write_table(
-                    data,
-                    sink,
-                    write_statistics=False,
-                    use_dictionary=data.num_rows > 1,
-                    store_schema=False,
-                )
-            if name.startswith(PART):  # the runs' own files it holds go next: on disk first
+            # a run's own file: statistics and a dictionary for one row only cost reads
+            own = {} if part else {"write_statistics": False, "use_dictionary": data.num_rows > 1}
+            pq.write_table(data, sink, store_schema=False, **own)
+            if part:  # the runs' own files it holds go next: on disk first
                 sink.flush()
                 os.fsync(sink.fileno())
         os.replace(tmp, final)
-        if name.startswith(PART):
+        if part:
             _sync_folder(folder)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -230,24 +223,14 @@ def compacted_ids(parts: list[Path]) -> set[str]:
     """The runs the compacted parts hold: of every part, whatever its other columns
     (a later part may hold checks an earlier one does not); a part that cannot be
     read holds none (readers skip it, so its runs' own files are read instead)."""
-    if not parts:
-        return set()
-    try:
-        return set(_run_ids(parts))
-    except (pl.exceptions.PolarsError, OSError):
-        pass
     held: set[str] = set()
-    for part in parts:
+    for part in parts:  # a few: one a merge
         with contextlib.suppress(pl.exceptions.PolarsError, OSError):
-            held.update(_run_ids([part]))
+            ids = pl.scan_parquet(
+                part, schema={"run_id": pl.String}, missing_columns="insert", extra_columns="ignore"
+            )
+            held.update(ids.select(pl.col("run_id").drop_nulls()).collect()["run_id"])
     return held
-
-
-def _run_ids(files: list[Path]) -> list[str]:
-    ids = pl.scan_parquet(
-        files, schema={"run_id": pl.String}, missing_columns="insert", extra_columns="ignore"
-    )
-    return ids.select(pl.col("run_id").drop_nulls().unique()).collect()["run_id"].to_list()
 
 
 def _files(store: Path, table: str) -> list[Path]:

@@ -380,6 +380,9 @@ def interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+_DEFERRING = [False]  # whether a `deferred_interrupts` block is at work (the main thread's)
+
+
 @contextlib.contextmanager
 def deferred_interrupts() -> Iterator[None]:
     """SIGINT and SIGTERM wait until the block is done (say, a record being written),
@@ -403,9 +406,6 @@ def deferred_interrupts() -> Iterator[None]:
             signal.signal(signum, handler)
         if received:
             raise Terminated() if received[0] == signal.SIGTERM else KeyboardInterrupt()
-
-
-_DEFERRING = [False]  # whether a `deferred_interrupts` block is at work (the main thread's)
 
 
 def capture(
@@ -432,13 +432,11 @@ def capture(
             )
         given = input_text.encode() if input_text is not None else None
         out, err = proc.communicate(given, timeout=timeout_s)
-    except subprocess.TimeoutExpired as exc:
-        assert proc is not None
-        _stopped(proc)
-        raise ProcError(argv, -1, "", f"timed out after {timeout_s:g} s") from exc
-    except BaseException:
+    except BaseException as exc:
         if proc is not None:
             _stopped(proc)
+        if isinstance(exc, subprocess.TimeoutExpired):
+            raise ProcError(argv, -1, "", f"timed out after {timeout_s:g} s") from exc
         raise
     stdout = out.decode("utf-8", errors="surrogateescape")
     if proc.returncode != 0:
