@@ -447,6 +447,8 @@ def compare(
 ) -> None:
     """Print means and 95% intervals per group (GitHub markdown)."""
     frame = benchkit.runs(store, bench=bench)
+    if frame.is_empty():
+        raise UsageError("compare", "", "no runs to compare: the selection is empty")
     keys = [k for k in by.split(",") if k]
     click.echo(benchkit.compare(frame, by=keys, metrics=metrics or None, sums=sums).to_markdown())
 
@@ -618,7 +620,7 @@ def bench_group() -> None:
 @click.option("--reruns", type=click.IntRange(min=1), default=3, show_default=True)
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="The lock file.")
 def bench_validate(bench: str, reruns: int, out: Path | None) -> None:
-    """Run the tests K times at base and with the human reference; write a lock file."""
+    """Run the checks K times at base and with the human reference; write a lock file."""
     try:
         with interrupts():  # SIGTERM, like Ctrl-C, still removes the worktrees it made
             found = benchkit.validate(bench, reruns=reruns, out=out)
@@ -635,7 +637,7 @@ def env() -> None:
 
 @env.command(name="list")
 def env_list() -> None:
-    """List the cached environments: key, Python, packages, size, when built and used."""
+    """List the cached environments: key, Python or node, packages, size, when built and used."""
     from benchkit.workspace.environment import cached, envs_dir
 
     found = cached()
@@ -644,7 +646,7 @@ def env_list() -> None:
     for e in found:
         used = f"{e.last_used:%Y-%m-%d %H:%M}" if e.last_used else "never"
         click.echo(
-            f"{e.key}  python {e.python}  {e.packages:>3} packages  {e.megabytes:>7.1f} MB  "
+            f"{e.key}  {e.runtime}  {e.packages:>3} packages  {e.megabytes:>7.1f} MB  "
             f"built {e.built_at}  used {used}"
         )
 

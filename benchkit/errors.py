@@ -38,6 +38,10 @@ class StoreError(BenchkitError):
     """A store folder that cannot be one, or a run id or table that it does not hold."""
 
 
+class StoreWarning(UserWarning):
+    """A store file that could not be read and was skipped (a warning: the rest loads)."""
+
+
 class ImportFileError(BenchkitError):
     """A file of outside records (a CSV) with a bad column or cell."""
 

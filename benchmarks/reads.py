@@ -14,7 +14,9 @@ Each figure comes from a fresh process:
 - the first `bk.runs()`, which reads the 5,000 files in one scan and merges the
   finished runs' files into one part as it goes; the merge is timed apart, inside
   the same read;
-- the scan alone (a read with the merge off, the best of 3);
+- the scan alone (a read with the merge off, the best of 3), and beside it polars'
+  own scan of the same files with no benchkit code (`pl.scan_parquet` with the first
+  file's schema, the best of 3): the floor the format and the engine set here;
 - a later `bk.runs()` and `benchkit runs` (recovery and the table printed), each the
   best of 3, and `benchkit runs` and `bk.scan().collect()` each as the first read of
   another such store;
@@ -58,6 +60,14 @@ print(f"{{time.perf_counter() - t:.6f}} {{sum(merges):.6f}}")
 RUNS = "q.runs({store!r})"
 SCAN = "q.scan(store={store!r}).collect()"
 UNMERGED = "p.read_table(q.store_path({store!r}), 'runs', merge=False)"
+FLOOR = """
+import glob, time, polars as pl
+files = sorted(glob.glob({folder!r} + "/*.parquet"))
+schema = pl.read_parquet_schema(files[0])
+t = time.perf_counter()
+pl.scan_parquet(files, schema=schema, missing_columns="insert").collect()
+print(f"{{time.perf_counter() - t:.6f}}")
+"""
 ARMS = ("human", "noop", "replay:agent-a", "replay:agent-b")
 
 Rows = Callable[[int], pl.DataFrame]  # the nth run's one-row frame
@@ -116,6 +126,7 @@ def figures(root: Path, rows: Rows, runs: int) -> dict[str, float]:
     first = loose_store(root / "first", rows, runs)
     subprocess.run(read(first, merge=False), check=True, capture_output=True)  # warm
     _, (scan, _) = best(read(first, merge=False))
+    _, (floor,) = best([python, "-c", FLOOR.format(folder=str(first / "runs"))])
     _, (merged, merge) = best(read(first), repeat=1)  # merges: once only
     parts = len(list((first / "runs").glob("*.parquet")))
     wall, (later, _) = best(read(first))
@@ -138,6 +149,7 @@ def figures(root: Path, rows: Rows, runs: int) -> dict[str, float]:
         "cli_later": cli_later,
         "cli_first": cli_first,
         "scan": scan,
+        "floor": floor,
         "lazy": scanned,
         "compact": compacted,
         "columns": float(rows(0).width),
@@ -173,13 +185,15 @@ def main() -> None:
         ("first benchkit runs", "cli_first", 2.0, "it merges too"),
         ("first bk.scan().collect()", "lazy", 1.0, "it merges too"),
         ("the scan alone", "scan", 1.0, "a read with the merge off"),
+        ("  polars' own scan", "floor", 0.0, "no benchkit code: the floor"),
         ("benchkit compact", "compact", 0.0, ""),
     ]
     for label, key, target, why in lines:
         cells = "".join(
             f" {f[key]:6.2f} s {verdict(f[key], target) if target else '':7s}" for f in (s, r)
         )
-        said = f"(target < {target:.0f} s{'; ' + why if why else ''})" if target else ""
+        said = f"target < {target:.0f} s{'; ' + why if why else ''}" if target else why
+        said = f"({said})" if said else ""
         print(f"{label:26s}{cells}  {said}".rstrip())
     print(
         f"files left after the first read: {s['files']:.0f} and {r['files']:.0f}; a later "

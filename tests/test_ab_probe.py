@@ -205,6 +205,28 @@ def test_cli_ab_prints_both_shas(repo: Path, tmp_path: Path) -> None:
     assert lines[1].startswith("head ") and len(lines[1].split()[1]) == 40
 
 
+def test_ab_and_probe_in_the_repository_leave_its_git_status_clean(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default store (`data/runs` here) ignores itself: a maintainer's `git add -A`
+    never takes benchkit's files into their change."""
+    monkeypatch.delenv("BENCHKIT_STORE")
+    argv = [sys.executable, "-m", "benchkit.cli"]
+    for args in (
+        ["ab", "--base", "main", "--head", "fix", "--", *JUNIT],
+        ["probe", "--base", "main", "--head", "fix"],
+    ):
+        done = subprocess.run([*argv, *args], cwd=repo, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    assert list((repo / "data" / "runs" / "ab").glob("*.parquet"))
+    assert (
+        subprocess.run(
+            ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True
+        ).stdout
+        == ""
+    )
+
+
 FROZEN = {
     "tests/test_clock.py": "import freezegun  # in the maintainer's venv, not benchkit's\n"
     "import pytest\n\n\ndef test_pinned():\n    assert pytest.__version__ == '8.3.5'\n"

@@ -340,6 +340,17 @@ def test_failure_kinds_of_a_real_process(
         assert "+VERSION = 2" in Path(str(row["artifacts"]), "agent.patch").read_text()
 
 
+def test_an_arm_whose_program_is_missing_says_so(tiny: TinyRepo, tmp_path: Path) -> None:
+    command = '["no-such-agent-cli", "-p", "{{instruction}}"]'
+    bk = Benchkit(tiny, tmp_path, _arm(tmp_path, command=command))
+    done = bk.run()
+    assert done.returncode == 1
+    row = bk.row()
+    assert (row["status"], row["failure_kind"], row["retryable"]) == ("failed", "other", False)
+    assert row["failure_detail"] == "cannot start no-such-agent-cli: not found or not executable"
+    assert "cannot start no-such-agent-cli: not found or not executable" in done.stderr
+
+
 @pytest.mark.parametrize("secret", ["", "sk-secret-2a9c"])
 def test_sigkill_leaves_a_running_record_that_the_next_command_marks_crashed(
     tiny: TinyRepo, tmp_path: Path, reap: list[int], secret: str

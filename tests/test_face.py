@@ -148,6 +148,7 @@ def _benchkit(*args: str, cwd: Path, store: Path) -> subprocess.CompletedProcess
     [
         (["compare", "--by", "nope"], "by: no column 'nope' in the runs to group by"),
         (["compare", "--by", "arm,nope"], "by: no column 'nope'"),
+        (["compare", "--bench", "b9"], "compare: no runs to compare: the selection is empty"),
         (["evidence", "zzz"], "no run in the store has an id starting 'zzz'"),
         (["evidence"], "RUN_IDS: give at least one run id"),
         (["evidence", "--label", "before"], "--label: takes NAME=VALUE, not 'before'"),

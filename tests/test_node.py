@@ -65,6 +65,9 @@ def test_the_demo_node_bench_of_four_arms(tmp_path: Path) -> None:
     first, *later = benchkit.runs(store)["environment_s"].to_list()
     assert max(later) < 0.1 * first, (first, later)
     assert str(runs["human"]["env_python"]).startswith("node v")
+    listed = _benchkit("env", "list").stdout.splitlines()
+    assert any(line.startswith("node-") and "  node v" in line for line in listed), listed
+    assert not any(line.startswith("node-") and "python" in line for line in listed), listed
 
 
 def _jest_bench(tmp_path: Path, junit: bool) -> Path:

@@ -53,6 +53,7 @@ def test_the_report_holds_every_run_its_figures_and_its_plots(
     drawn = sorted(p.name for p in (out / "plots").glob("*.png"))
     assert drawn == ["checks.png", "flaky.png", "wall.png"]
     assert "coverage-cost: " in index and "reports a cost" in index  # said, not drawn
+    assert "$0.0000" not in index  # no run reported a cost: none is summed up to $0
     human = next(r for r in rows if r["arm"] == "human")
     page = (out / "runs" / f"{human['run_id']}.html").read_text()
     assert page.count("+VERSION = 2") == 2  # the human's hunk, and the arm's beside it

@@ -130,6 +130,14 @@ def _cli(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
         (lambda t: "surprise = 1\n" + t, "surprise"),
         (lambda t: t.replace("timeout = 30", "timeout = -1"), "checks.0.timeout"),
         (lambda t: t.replace('ref = "human"', 'ref = "main"'), "human.ref"),  # base itself
+        (
+            lambda t: t.replace("command = \"python -c 'import calc, util'\"", "command = []"),
+            "checks.0.command",
+        ),
+        (
+            lambda t: t.replace("command = \"python -c 'import calc, util'\"", 'command = " "'),
+            "checks.0.command",
+        ),
     ],
 )
 def test_cli_exits_2_and_writes_nothing(

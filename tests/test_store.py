@@ -21,11 +21,11 @@ import pyarrow.parquet as pq
 import pytest
 
 import benchkit
+from benchkit.errors import StoreWarning
 from benchkit.store.parquet import (
     COMPACT_LOCK,
     MERGE_PAST,
     SCAN_AT_ONCE,
-    StoreWarning,
     read_table,
     update_run,
     write_arrow,

@@ -4,6 +4,7 @@ base checks once per bench, and nothing left running when benchkit is killed."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -90,6 +91,51 @@ def test_a_sigkilled_benchkit_leaves_no_worker_and_no_arm(tiny: TinyRepo, tmp_pa
         runs = benchkit.runs(store)  # each worker recorded its run as it stopped
         assert sorted(runs["status"]) == ["interrupted", "interrupted"]
     finally:
+        for pid in _pgrep(token):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_ctrl_c_to_the_whole_group_stops_every_arm_and_records_every_run(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """A terminal's Ctrl-C reaches benchkit and its workers at once, and benchkit then
+    stops its workers: one stop each (a second one cut the first short as the worker
+    waited out the grace of an arm that ignores SIGTERM: arms left), and heard at once
+    (benchkit's SIGTERM, handed to a thread of the worker's other than its main one,
+    waited for the arm's end)."""
+    token = f"sleep 154.{os.getpid()}"
+    arm = tmp_path / "stubborn.toml"
+    arm.write_text(
+        f'name = "stubborn"\ncommand = "trap \'\' TERM; {token}"\ntimeout = 300\ngrace = 2\n'
+    )
+    store = tmp_path / "store"
+    argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
+    argv += ["--arm", str(arm), "--trials", "2", "--jobs", "2", "--sandbox", "none"]
+    proc = subprocess.Popen(
+        [*argv, "--store", str(store)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own group, as a terminal's foreground job
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while len(_pgrep(token)) < 4 and time.monotonic() < deadline:  # sh and sleep, twice
+            time.sleep(0.1)
+        assert len(_pgrep(token)) >= 4, "the two arms did not start"
+        os.killpg(proc.pid, signal.SIGINT)
+        _, said = proc.communicate(timeout=30)  # the arms' grace, not their sleep's end
+        assert proc.returncode == 130, said
+        deadline = time.monotonic() + 10
+        while _pgrep(token) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _pgrep(token) == []  # killed after their grace, not left behind
+        runs = benchkit.runs(store)
+        assert sorted(runs["status"]) == ["interrupted", "interrupted"], said
+    finally:
+        proc.kill()
+        proc.wait()
         for pid in _pgrep(token):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
@@ -211,3 +257,18 @@ def test_a_run_of_another_host_is_crashed_once_its_heartbeat_stops(
     assert "benchkit on elsewhere (pid 4242): its heartbeat stopped (last at" in str(
         row["failure_detail"]
     )
+    beats = store / "heartbeats" / f"{run.run_id}.json"
+    write_beat(store, beat(5))
+    good = beats.read_text()
+    for bad in ("notadate", 1234, "2026-12-01T10:00:00"):  # was a traceback on every read
+        beats.write_text(
+            good.replace(json.loads(good)["updated_at"], "X").replace('"X"', json.dumps(bad))
+        )
+        for command in ("runs", "status"):
+            done = subprocess.run(
+                [sys.executable, "-m", "benchkit", command, "--store", str(store)],
+                capture_output=True,
+                text=True,
+            )
+            assert done.returncode == 0, done.stderr
+            assert f"skipped {beats}: " in done.stderr and "Traceback" not in done.stderr

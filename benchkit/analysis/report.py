@@ -204,7 +204,9 @@ def _index(runs: pl.DataFrame, out: Path, run_set: str | None) -> dict[str, Any]
             pl.len().alias("runs"),
             (pl.col("status") == "ok").sum().alias("ok"),
             (pl.col("status") != "ok").sum().alias("not ok"),
-            pl.col("cost_usd").sum().alias("cost"),
+            pl.when(pl.col("cost_usd").is_not_null().any())  # none reported: no $0
+            .then(pl.col("cost_usd").sum())
+            .alias("cost"),
             pl.col("started_at").min().alias("first"),
             pl.col("started_at").max().alias("last"),
         )

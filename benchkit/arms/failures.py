@@ -60,10 +60,18 @@ def classify(
     interrupted: bool,
     report: ArmReport,
     log: str,
+    missing: str | None = None,
 ) -> Failure | None:
-    """The failure of an arm's command, or None when it succeeded."""
+    """The failure of an arm's command, or None when it succeeded; `missing`: the
+    program that could not be started."""
     if interrupted:
         return Failure(kind="interrupted", retryable=True, detail="benchkit was interrupted")
+    if missing is not None:
+        return Failure(
+            kind="other",
+            retryable=False,
+            detail=f"cannot start {missing}: not found or not executable",
+        )
     if timed_out:
         return Failure(kind="timeout", retryable=True, detail="the arm timed out")
     if report.over_budget:

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 
-from benchkit.bench.files import NAME, Strict, validated
+from benchkit.bench.files import NAME, Command, Strict, validated
 from benchkit.errors import ArmError
 
 
@@ -100,8 +100,8 @@ class ArmFile(Strict):
     name: Annotated[str, Field(pattern=NAME)]
     description: str = ""
     model: str = ""  # used when the pilot names none
-    setup: list[str | list[str]] = Field(default_factory=list)
-    command: str | list[str]
+    setup: list[Command] = Field(default_factory=list)
+    command: Command
     timeout: Annotated[float, Field(gt=0)] = 1800.0
     grace: Annotated[float, Field(ge=0)] = 10.0
     network: StrictBool = True  # in the sandbox: false gives the tool no network

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
-from benchkit.bench.files import NAME, Strict, validated
+from benchkit.bench.files import NAME, Command, Strict, validated
 from benchkit.errors import BenchError
 from benchkit.gate.runners import RUNNERS
 
@@ -52,7 +52,7 @@ class Check(Strict):
     """
 
     name: Annotated[str, Field(pattern=NAME)]
-    command: str | list[str]
+    command: Command
     timeout: Annotated[float, Field(gt=0)] = 300.0
     count: Count | None = None
 

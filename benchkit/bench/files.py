@@ -8,14 +8,23 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import TypeVar
+from typing import Annotated, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from benchkit.errors import BenchkitError
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 FileModel = TypeVar("FileModel", bound=BaseModel)
+
+
+def _runnable(command: str | list[str]) -> str | list[str]:
+    if not (command.strip() if isinstance(command, str) else command and command[0].strip()):
+        raise ValueError("names no program: give a shell line or a list starting with one")
+    return command
+
+
+Command = Annotated[str | list[str], AfterValidator(_runnable)]  # a check's or an arm's
 
 
 class Strict(BaseModel):

@@ -23,7 +23,7 @@ from typing import Any
 
 from benchkit.analysis.markdown import markdown_table
 from benchkit.change.testrun import CommandRun, bench_environment, run_at
-from benchkit.store.parquet import store_path, write_table
+from benchkit.store.parquet import made_store, store_path, write_table
 from benchkit.store.schema import SCHEMA_VERSION, table_schema
 from benchkit.workspace.git import mirror_repository, resolve_ref
 
@@ -188,7 +188,7 @@ def ab(
     environment, bench_env = bench_environment(bench, mirror, shas["base"], shas["head"])
     env = {**bench_env, **(env or {})}  # the bench's [env], then the caller's
     ab_id = f"ab-{datetime.now(UTC):%Y%m%dT%H%M%S}-{shas['head'][:8]}"
-    logs = store / "artifacts" / ab_id
+    logs = made_store(store) / "artifacts" / ab_id  # the inputs all checked first
     runs = {
         side: tuple(
             run_at(

@@ -22,7 +22,7 @@ from benchkit.analysis.markdown import markdown_table
 from benchkit.change.testrun import CommandRun, bench_environment, report_path, run_at
 from benchkit.errors import UsageError
 from benchkit.gate.junit import CaseResult
-from benchkit.store.parquet import store_path, write_table
+from benchkit.store.parquet import made_store, store_path, write_table
 from benchkit.store.schema import SCHEMA_VERSION, table_schema
 from benchkit.workspace.git import git, mirror_repository, resolve_ref
 
@@ -162,7 +162,7 @@ def probe(
         raise UsageError(repo, "command", "the probe needs a JUnit report: put {report} in it")
     at_base = set(git("ls-tree", "-r", "--name-only", base_sha, cwd=mirror).split())
     probe_id = f"probe-{datetime.now(UTC):%Y%m%dT%H%M%S}-{head_sha[:8]}"
-    logs = store / "artifacts" / probe_id
+    logs = made_store(store) / "artifacts" / probe_id  # the inputs all checked first
     environment, bench_env = bench_environment(bench, mirror, head_sha, head_sha)  # at head
     env = {**bench_env, **(env or {})}  # the bench's [env], then the caller's
     at_head = run_at(

@@ -34,7 +34,7 @@ from benchkit.run.progress import Ledger, fan, shown
 from benchkit.run.recovery import recovered
 from benchkit.run.sets import Needed, changed, fresh_name, needed
 from benchkit.store.compaction import compact_when_due
-from benchkit.store.parquet import read_table, writable_store
+from benchkit.store.parquet import made_store, read_table, writable_store
 from benchkit.store.query import pick_runs
 from benchkit.store.records import DEFAULT_SET, LAUNCHERS, RERUNS, Launcher, PilotSpec, Run
 from benchkit.workspace.cache import empty_trash
@@ -111,6 +111,7 @@ def run_pilots(
     faults: list[Exception] = []
     try:
         plans = plan(specs, refresh_baseline=refresh_baseline, sandbox=sandbox)
+        made_store(folder)  # every input checked: the store may be made
         known = recovered(folder)  # the runs table, read once for both
         empty_trash()  # what a killed benchkit left to remove
         need = _needed(plans, folder, new_set=new_set, retry_failed=retry_failed, runs=known)

@@ -49,7 +49,7 @@ class Validation:
 
         varied = [f"{v.test} ({v.side}: failed {v.failed} of {v.runs})" for v in lock.flaky]
         return (
-            f"validated {self.bench}: {lock.reruns} runs at base {lock.base_sha[:8]} and "
+            f"validated {self.bench}: {_runs(lock.reruns)} at base {lock.base_sha[:8]} and "
             f"{lock.reruns} with the human reference {lock.human_sha[:8]}\n"
             f"preexisting (fail at base every run):{listed(lock.preexisting)}\n"
             f"proposed must_pass (fail at base, pass with the human):{listed(lock.must_pass)}\n"
@@ -57,6 +57,10 @@ class Validation:
             f"flaky (the outcome varied):{listed(varied)}\n"
             f"lock file: {self.path}"
         )
+
+
+def _runs(count: int) -> str:
+    return f"{count} run{'' if count == 1 else 's'}"
 
 
 def _side(

@@ -14,9 +14,12 @@ import json
 import os
 import tempfile
 import threading
+import warnings
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+
+from benchkit.errors import StoreWarning
 
 PROMISED_S = 10.0  # a heartbeat at least this often
 STALE_AFTER_S = 3 * PROMISED_S
@@ -34,6 +37,18 @@ class Beat:
     pid: int
     started_at: str  # ISO 8601, UTC
     updated_at: str
+
+    def __post_init__(self) -> None:
+        """A beat read back is checked whole: a field of another type, or a time with
+        no zone, is a bad file, not an error of every later read."""
+        for name in ("run_id", "stage", "host", "started_at", "updated_at"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name}: not a string")
+        if not isinstance(self.pid, int):
+            raise TypeError("pid: not a number")
+        for name in ("started_at", "updated_at"):
+            if datetime.fromisoformat(getattr(self, name)).tzinfo is None:
+                raise ValueError(f"{name}: a time with no zone")
 
     def age_s(self, now: datetime) -> float:
         return (now - datetime.fromisoformat(self.updated_at)).total_seconds()
@@ -58,12 +73,16 @@ def write_beat(store: Path, beat: Beat) -> None:
 
 
 def read_beats(store: Path) -> dict[str, Beat]:
-    """The heartbeats in the store by run id; an unreadable one is skipped."""
+    """The heartbeats in the store by run id; an unreadable one is skipped, with a
+    warning that names it (one being replaced as it is read is not)."""
     found = {}
     for path in sorted(_folder(store).glob("*.json")):
         try:
             beat = Beat(**json.loads(path.read_text()))
-        except (OSError, ValueError, TypeError):
+        except FileNotFoundError:
+            continue  # its run was recorded meanwhile
+        except (OSError, ValueError, TypeError) as exc:
+            warnings.warn(f"skipped {path}: {exc}", StoreWarning, stacklevel=2)
             continue
         found[beat.run_id] = beat
     return found

@@ -22,7 +22,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from benchkit.errors import StoreError
+from benchkit.errors import StoreError, StoreWarning
 from benchkit.store.records import Run
 from benchkit.store.rows import check_rows, run_row, session_rows, site_rows, test_rows
 from benchkit.store.schema import SCHEMA_VERSION, table_schema
@@ -35,10 +35,6 @@ MERGE_PAST = 64  # finished runs' own `runs` files past which a read merges them
 LISTINGS = 5  # times a read lists a table's files when one vanished under it (merged)
 RECHUNK_PAST = 64  # chunks (a file each) past which a read makes one: not for a few parts
 SCAN_AT_ONCE = 64  # runs' own files of a table past which a lazy scan reads them at once
-
-
-class StoreWarning(UserWarning):
-    """A store file that could not be read and was skipped."""
 
 
 class RowError(ValueError):
@@ -81,6 +77,21 @@ def writable_store(store: Path | str | None = None) -> Path:
         reason = os.strerror(errno.EROFS if read_only else errno.EACCES)
         raise StoreError(path, "", f"cannot write the store: {reason}")
     return path
+
+
+IGNORED = "# benchkit's store: never part of a repository's change\n*\n"
+
+
+def made_store(store: Path) -> Path:
+    """The store folder, made when it is not there yet, with a `.gitignore` of all it
+    holds: a store made inside a repository (`data/runs` where `benchkit ab` runs, say)
+    never shows in its `git status` or joins a `git add -A`."""
+    try:
+        store.mkdir(parents=True)
+    except FileExistsError:
+        return store
+    (store / ".gitignore").write_text(IGNORED)
+    return store
 
 
 def checked_rows(table: str, rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
@@ -126,7 +137,8 @@ def write_arrow(store: Path, table: str, name: str, data: pa.Table) -> Path:
     back (Arrow's large strings and lists, as polars makes them, are stored as the
     others are), to pyarrow, polars, pandas and DuckDB alike."""
     folder = store / table
-    folder.mkdir(parents=True, exist_ok=True)
+    if not folder.is_dir():
+        made_store(store).joinpath(table).mkdir(exist_ok=True)
     final = folder / f"{name}.parquet"
     handle, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
     try:

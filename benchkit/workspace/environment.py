@@ -708,7 +708,7 @@ class Cached:
 
     key: str
     path: Path
-    python: str
+    runtime: str  # "python 3.11.7", "node v20.20.2"
     packages: int
     megabytes: float
     built_at: str
@@ -717,6 +717,12 @@ class Cached:
 
 def _size(path: Path) -> int:
     return sum(p.lstat().st_size for p in path.rglob("*") if not p.is_symlink())
+
+
+def _runtime(recipe: dict[str, object]) -> str:
+    """What runs a recipe's code: node for a node environment (its `python_version`
+    field holds node's version), else Python."""
+    return "node" if recipe.get("kind") == "node" else "python"
 
 
 def cached() -> list[Cached]:
@@ -734,7 +740,7 @@ def cached() -> list[Cached]:
             Cached(
                 key=path.name,
                 path=path,
-                python=str(meta["recipe"]["python_version"]),
+                runtime=f"{_runtime(meta['recipe'])} {meta['recipe']['python_version']}",
                 packages=len(meta["packages"]),
                 megabytes=round(_size(path) / 1e6, 1),
                 built_at=str(meta["built_at"]),

@@ -103,8 +103,9 @@ def _commit(mirror: Path, tree: str, parent: str | None, message: str) -> str:
 
 
 def _commit_patch(mirror: Path, base_sha: str, patch: Path, message: str) -> str:
-    """Commit `patch` on top of `base_sha` without a worktree, with the fixed identity."""
-    with tempfile.TemporaryDirectory(prefix="benchkit-index-") as tmp:
+    """Commit `patch` on top of `base_sha` without a worktree, with the fixed identity
+    (its index in the mirror: a killed benchkit's is left there, not in /tmp)."""
+    with tempfile.TemporaryDirectory(prefix="benchkit-index-", dir=mirror) as tmp:
         index = str(Path(tmp) / "index")
         git("read-tree", base_sha, cwd=mirror, GIT_INDEX_FILE=index)
         git(
@@ -134,7 +135,7 @@ def _build_from_tree(bench: Bench, folder: Path, patch: Path) -> Path:
 def _fill_from_tree(bench: Bench, tmp: Path, folder: Path, patch: Path) -> None:
     """Commit the folder as base and the patch on it as human, in a new bare repository."""
     git("init", "--quiet", "--bare", str(tmp))
-    with tempfile.TemporaryDirectory(prefix="benchkit-index-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="benchkit-index-", dir=tmp) as scratch:
         index = str(Path(scratch) / "index")
         work = ["--git-dir", str(tmp), "--work-tree", str(folder)]
         git(*work, "add", "--all", ".", cwd=folder, GIT_INDEX_FILE=index)
@@ -324,7 +325,7 @@ def snapshot(worktree: Path, into: Path, base_sha: str) -> str:
         borrowed.append(str(own_objects.resolve()))  # what the arm committed or staged
     alternates.write_text("".join(f"{line}\n" for line in borrowed))
     work = ["--git-dir", str(into), "--work-tree", str(worktree)]
-    with tempfile.TemporaryDirectory(prefix="benchkit-index-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="benchkit-index-", dir=into) as tmp:  # the pilot's
         index = str(Path(tmp) / "index")
         env = {"GIT_INDEX_FILE": index}
         own_index = own_git / "index"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import json
+import math
 import os
 import select
 import shutil
@@ -29,7 +30,10 @@ from benchkit.workspace.sandbox import Sandbox, bwrap_reports
 
 GRACE_S = 10.0
 SETTLE_S = 0.05  # what a command that exited leaves has this long to end of itself
-LONGEST_POLL_S = 86_400.0  # a poll(2) at a time: it takes milliseconds in an int
+# A poll(2) at a time. A signal the kernel hands another thread (one whose main thread
+# has a signal pending already: a worker's Ctrl-C, then benchkit's SIGTERM) leaves the
+# main thread asleep in its poll: its handler runs once the poll returns.
+SIGNAL_S = 0.1
 
 Command = str | Sequence[str]
 
@@ -291,16 +295,16 @@ def _sandbox_init(files: contextlib.ExitStack, read: int, within_s: float) -> in
 
 def _readable(fd: int, within_s: float) -> bool:
     """Whether `fd` has something to read within `within_s` (a pidfd: its process
-    ended). By poll(2), not select(): a descriptor may be past 1024; poll takes
-    milliseconds in an int, so a day at a time."""
+    ended). By poll(2), not select(): a descriptor may be past 1024; `SIGNAL_S` at a
+    time, so that a signal's handler runs within that however the kernel delivered it."""
     deadline = time.monotonic() + max(within_s, 0.0)
     poller = select.poll()
     poller.register(fd, select.POLLIN)
     while True:
         left = deadline - time.monotonic()
-        if poller.poll(max(min(left, LONGEST_POLL_S), 0.0) * 1000):
+        if poller.poll(max(min(left, SIGNAL_S), 0.0) * 1000):
             return True
-        if left <= LONGEST_POLL_S:
+        if left <= SIGNAL_S:
             return False
 
 
@@ -308,15 +312,13 @@ def waited(proc: subprocess.Popen[bytes], timeout_s: float | None) -> int:
     """The command's exit status, the moment it exits: woken by its pidfd (Linux), not
     by polling (`Popen.wait` with a timeout sleeps up to 50 ms between looks: half a
     second lost on a pilot's checks). Raises `subprocess.TimeoutExpired`."""
-    if timeout_s is None:
-        return proc.wait()
     try:
         pidfd = os.pidfd_open(proc.pid)
     except (AttributeError, OSError):  # not Linux, or an old kernel: Popen's polling
         return proc.wait(timeout=timeout_s)
     try:
-        if not _readable(pidfd, timeout_s):
-            raise subprocess.TimeoutExpired(proc.args, timeout_s)
+        if not _readable(pidfd, math.inf if timeout_s is None else timeout_s):
+            raise subprocess.TimeoutExpired(proc.args, timeout_s or 0.0)
     finally:
         os.close(pidfd)
     return proc.wait()
@@ -393,6 +395,8 @@ def deferred_interrupts() -> Iterator[None]:
     received: list[int] = []
 
     def remember(signum: int, frame: FrameType | None) -> None:
+        if signum == signal.SIGINT and previous[signal.SIGINT] is _left_to_benchkit:
+            return  # a worker's: benchkit's SIGTERM will come
         if signum != signal.SIGTERM or _noted_sigterm():
             received.append(signum)
 
@@ -482,11 +486,20 @@ def _signal_zero(pid: int) -> bool:
 _PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
+def _left_to_benchkit(signum: int, frame: FrameType | None) -> None:
+    """A worker's SIGINT (a terminal's Ctrl-C reaches the whole group): benchkit,
+    which receives it too, stops each worker with one SIGTERM; a stop of the worker's
+    own as well would be two, the second landing as the first stops the arm or
+    records the run. (A handler, not SIG_IGN, which the arm would inherit.)"""
+
+
 def worker_started() -> None:
-    """In a worker process of benchkit's: SIGTERM raises `Terminated`, and the worker
-    gets SIGTERM when benchkit dies (Linux), so that a SIGKILLed benchkit leaves no
-    worker, and no arm, running: each records its run as interrupted and stops."""
+    """In a worker process of benchkit's: SIGTERM raises `Terminated`, SIGINT is left
+    to benchkit, and the worker gets SIGTERM when benchkit dies (Linux), so that a
+    SIGKILLed benchkit leaves no worker, and no arm, running: each records its run as
+    interrupted and stops."""
     signal.signal(signal.SIGTERM, _on_sigterm)
+    signal.signal(signal.SIGINT, _left_to_benchkit)
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
