@@ -40,14 +40,6 @@ BUILT_IN_VARS = (
 )
 
 
-def _program(command: str | Sequence[str]) -> str:
-    """The program a command starts: a list's first item, a shell line's first word."""
-    if isinstance(command, str):
-        words = shlex.split(command)
-        return words[0] if words else command
-    return command[0]
-
-
 def _placeholders(command: str | Sequence[str]) -> set[str]:
     parts = [command] if isinstance(command, str) else list(command)
     return {name for part in parts for name in PLACEHOLDER.findall(part)}
@@ -144,7 +136,7 @@ class CommandArm:
             interrupted=False,
             report=report,
             log=log.read_text(errors="replace") if log.exists() else "",
-            missing=_program(command) if finished.not_found else None,
+            missing=proc.program(command) if finished.not_found else None,
         )
         if failure is None:
             return ArmOutcome(ok=True, exit_code=finished.exit_code, report=report)

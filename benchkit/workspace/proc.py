@@ -72,6 +72,11 @@ def _argv(command: Command) -> list[str]:
     return ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
 
 
+def program(command: Command) -> str:
+    """The program a command starts (a shell line's: the shell)."""
+    return _argv(command)[0]
+
+
 def group_members(pgid: int) -> list[int]:
     """Live (not zombie) processes of a process group."""
     proc_root = Path("/proc")
@@ -395,12 +400,13 @@ def deferred_interrupts() -> Iterator[None]:
     received: list[int] = []
 
     def remember(signum: int, frame: FrameType | None) -> None:
-        if signum == signal.SIGINT and previous[signal.SIGINT] is _left_to_benchkit:
-            return  # a worker's: benchkit's SIGTERM will come
         if signum != signal.SIGTERM or _noted_sigterm():
             received.append(signum)
 
-    previous = {s: signal.signal(s, remember) for s in (signal.SIGINT, signal.SIGTERM)}
+    held = (signal.SIGINT, signal.SIGTERM)  # one left to benchkit (a worker's SIGINT) stays so
+    previous = {
+        s: signal.signal(s, remember) for s in held if signal.getsignal(s) is not _left_to_benchkit
+    }
     _DEFERRING[0] = True
     try:
         yield
