@@ -21,6 +21,10 @@ class BenchkitError(Exception):
         self.message = message
         super().__init__(": ".join(part for part in (self.file, field, message) if part))
 
+    def __reduce__(self) -> tuple[type[BenchkitError], tuple[str, str, str]]:
+        """Pickled by its three parts: a worker's error reaches the launcher whole."""
+        return type(self), (self.file, self.field, self.message)
+
 
 class BenchError(BenchkitError):
     """A bench file that does not validate, or a bench whose repository or refs fail."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 import benchkit
+from benchkit import errors
 from benchkit.cli import _Benchkit
 from tests.conftest import ROOT, TinyRepo
 from tests.test_house import modules
@@ -202,3 +204,19 @@ def test_every_user_error_is_a_benchkit_error() -> None:
     for name in ("ArmError", "BenchError", "ImportFileError", "RefError", "StoreError"):
         assert issubclass(getattr(benchkit, name), benchkit.BenchkitError)
     assert issubclass(benchkit.UsageError, ValueError)
+
+
+def test_every_user_error_pickles_whole() -> None:
+    """A worker process's error reaches its launcher pickled: each kind, by its parts."""
+    kinds = [
+        k
+        for k in vars(errors).values()
+        if isinstance(k, type) and issubclass(k, benchkit.BenchkitError)
+    ]
+    assert len(kinds) >= 7
+    for kind in kinds:
+        error = kind("/store", "runs.0.cost_usd", "is negative")
+        back: benchkit.BenchkitError = pickle.loads(pickle.dumps(error))
+        assert type(back) is kind
+        assert (back.file, back.field, back.message) == ("/store", "runs.0.cost_usd", "is negative")
+        assert str(back) == "/store: runs.0.cost_usd: is negative"

@@ -423,6 +423,43 @@ def test_a_full_store_marks_the_run_failed_and_leaves_no_temporary_file(
     shutil.rmtree(mount, ignore_errors=True)
 
 
+@needs_root
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_store_too_full_to_record_is_one_line_and_no_half_record(
+    tiny: TinyRepo, tmp_path: Path, jobs: int
+) -> None:
+    """The arm fills the store's disk with a file benchkit does not own: even with the
+    run's logs removed, nothing of its record fits. One line says so, no detail table
+    holds a file of the run, and once there is room the run reads as crashed."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(mount)], check=True)
+    try:
+        filler = mount / "filler"
+        arm = _arm(tmp_path, "filler", f"head -c 2000000 /dev/zero >> {filler}; echo x > n.txt")
+        argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
+        argv += ["--arm", str(arm), "--store", str(mount / "store"), "--sandbox", "none"]
+        argv += ["--trials", str(jobs), "--jobs", str(jobs), "--quiet"]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        assert "Traceback" not in done.stderr, done.stderr
+        assert done.returncode == 2, done.stderr
+        [line] = done.stderr.strip().splitlines()
+        assert line.startswith(f"benchkit: {mount / 'store'}: cannot record run "), line
+        assert "no space left" in line
+        filler.unlink()
+        store = mount / "store"
+        for table in ("sites", "sessions", "tests", "checks"):
+            assert not list((store / table).glob("2*.parquet")), table
+        assert not [p for p in store.rglob("*") if p.name.endswith(".tmp")]
+        assert len(benchkit.recover(store)) == jobs
+        rows = benchkit.runs(store).to_dicts()
+        assert len(rows) == jobs
+        assert {row["status"] for row in rows} == {"crashed"}
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+    shutil.rmtree(mount, ignore_errors=True)
+
+
 @needs_bwrap
 def test_the_environments_node_modules_is_read_only_in_the_sandbox(tmp_path: Path) -> None:
     """The tree is the arm's to write; its node_modules, the cached environment's own

@@ -25,12 +25,13 @@ from pathlib import Path
 
 from benchkit.arms.protocol import ArmContext, ArmOutcome, Secretive
 from benchkit.bench.sites import EMPTY_COVERAGE, Coverage, FileChange, parse_diff, score
+from benchkit.errors import StoreError
 from benchkit.gate.verdict import GateResult, TestRun, files_to_rerun, judge, resolved
 from benchkit.run.baseline import Baseline, establish
 from benchkit.run.events import Recorded, Sink, StageBegun, ignore
 from benchkit.run.plan import Plan
 from benchkit.store.heartbeat import Beat, Heartbeat
-from benchkit.store.parquet import write_details, write_run_row
+from benchkit.store.parquet import remove_details, write_details, write_run_row
 from benchkit.store.records import (
     CheckResult,
     EnvironmentUsed,
@@ -584,7 +585,18 @@ def _written(pilot: _Pilot, run: Run, write: Callable[[Path, Run], None]) -> Run
         shutil.rmtree(pilot.artifacts, ignore_errors=True)
         detail = f"no space left on {pilot.store}; its logs were removed to record the run"
         run = replace(run, status="failed", failure_kind="disk", failure_detail=detail)
-        write(pilot.store, run)
+        try:
+            write(pilot.store, run)
+        except OSError as again:
+            if again.errno != errno.ENOSPC:
+                raise
+            remove_details(pilot.store, run.run_id)  # its `running` row alone stays
+            raise StoreError(
+                pilot.store,
+                "",
+                f"cannot record run {run.run_id}: no space left, even with its logs removed; "
+                "it reads as crashed once there is room",
+            ) from None
     return run
 
 

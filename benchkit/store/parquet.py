@@ -158,6 +158,12 @@ def write_arrow(store: Path, table: str, name: str, data: pa.Table) -> Path:
         os.replace(tmp, final)
         if part:
             _sync_folder(folder)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if exc.filename:
+            raise
+        # pyarrow's own error names no file: the one it could not write, as the CLI says
+        raise OSError(exc.errno, exc.strerror or str(exc), str(final)) from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -179,14 +185,30 @@ def write_run(store: Path, run: Run) -> None:
     write_run_row(store, run)
 
 
+DETAILS = ("sites", "sessions", "tests", "checks")  # a run's tables beside its `runs` row
+
+
 def write_details(store: Path, run: Run) -> None:
-    """A run's detail tables: what must be written before its `runs` row."""
-    write_table(store, "sites", run.run_id, site_rows(run), table_schema("sites"))
-    write_table(store, "sessions", run.run_id, session_rows(run), table_schema("sessions"))
-    write_table(store, "tests", run.run_id, test_rows(run.run_id, run.tests), table_schema("tests"))
-    write_table(
-        store, "checks", run.run_id, check_rows(run.run_id, run.checks), table_schema("checks")
-    )
+    """A run's detail tables, what must be written before its `runs` row: all or none
+    (one that cannot be written takes back those written before it)."""
+    rows = {
+        "sites": site_rows(run),
+        "sessions": session_rows(run),
+        "tests": test_rows(run.run_id, run.tests),
+        "checks": check_rows(run.run_id, run.checks),
+    }
+    try:
+        for table in DETAILS:
+            write_table(store, table, run.run_id, rows[table], table_schema(table))
+    except BaseException:
+        remove_details(store, run.run_id)
+        raise
+
+
+def remove_details(store: Path, run_id: str) -> None:
+    """A run's own detail files, gone: a run whose last row cannot be written keeps none."""
+    for table in DETAILS:
+        (store / table / f"{run_id}.parquet").unlink(missing_ok=True)
 
 
 PART = "part-"  # a compacted file: many runs in one
