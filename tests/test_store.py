@@ -6,6 +6,7 @@ import ctypes
 import fcntl
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -411,6 +412,65 @@ def test_a_file_of_the_wrong_schema_is_skipped_once_by_reads_and_compaction(
     assert wrong.exists() and corrupt.exists()  # left as they were, not merged or lost
     with pytest.warns(StoreWarning, match="wrongtyp"):
         assert benchkit.runs(tmp_path).height == 2
+
+
+@pytest.mark.parametrize("loose", [1, SCAN_AT_ONCE + 2])
+def test_a_file_of_another_table_or_of_no_table_is_no_run(
+    tiny: TinyRepo, tmp_path: Path, loose: int
+) -> None:
+    """A `sites` file copied into `runs/`, a Parquet file of someone else's, and a file
+    written by a newer benchkit (schema 99) are not read as runs with empty columns:
+    each is skipped with a warning that names it and says why; the runs all read."""
+    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=tmp_path)
+    _copies(tmp_path, "runs", [f"20260101T0000{n:02d}-{n:08x}" for n in range(loose - 1)])
+    runs = tmp_path / "runs"
+    [sites] = (tmp_path / "sites").glob("*.parquet")
+    shutil.copy(sites, runs / "20990101T000000-sitesrow.parquet")
+    pq.write_table(pa.table({"a": [1, 2]}), runs / "20990101T000001-foreignf.parquet")
+    [own] = sorted(runs.glob("2*.parquet"))[:1]
+    newer = pq.read_table(own)
+    where = newer.schema.get_field_index("schema_version")
+    newer = newer.set_column(where, "schema_version", pa.array([99], pa.int32()))
+    newer = newer.set_column(0, "run_id", pa.array(["20990101T000002-newer999"]))
+    pq.write_table(newer, runs / "20990101T000002-newer999.parquet")
+    with pytest.warns(StoreWarning) as warned:
+        frame = benchkit.runs(tmp_path)
+    assert frame.height == loose
+    assert frame["status"].null_count() == 0 and frame["run_id"].null_count() == 0
+    said = sorted(str(w.message) for w in warned)
+    assert len(said) == 3, said
+    assert "sitesrow" in said[0] and "not a runs file" in said[0] and "'site'" in said[0]
+    assert "foreignf" in said[1] and "not a runs file: no column 'run_id'" in said[1]
+    assert "newer999" in said[2] and "schema version 99" in said[2] and "newer" in said[2]
+    scanned = benchkit.scan(store=tmp_path).collect()  # warned once a process: no warning
+    assert scanned.sort("run_id").equals(frame.sort("run_id"))
+    done = _cli("runs", store=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert [line for line in done.stdout.splitlines() if line[:8].isdigit()] != []
+    assert len([line for line in done.stderr.splitlines() if "skipped" in line]) == 3
+
+
+def test_a_newer_benchkits_file_among_many_is_neither_read_nor_merged(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """Read in one scan and merged, the runs' own files leave out a newer schema's
+    file: named in a warning, not in the part, and still where it was."""
+    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=tmp_path)
+    _copies(tmp_path, "runs", [f"20260101T0000{n:02d}-{n:08x}" for n in range(MERGE_PAST + 1)])
+    runs = tmp_path / "runs"
+    [own] = sorted(runs.glob("2*.parquet"))[:1]
+    newer = pq.read_table(own)
+    where = newer.schema.get_field_index("schema_version")
+    newer = newer.set_column(where, "schema_version", pa.array([99], pa.int32()))
+    newer = newer.set_column(0, "run_id", pa.array(["20990101T000002-newer999"]))
+    pq.write_table(newer, runs / "20990101T000002-newer999.parquet")
+    with pytest.warns(StoreWarning, match=r"newer999\.parquet: schema version 99 is newer"):
+        frame = benchkit.runs(tmp_path)
+    assert frame.height == MERGE_PAST + 2
+    assert "20990101T000002-newer999" not in frame["run_id"].to_list()
+    [part] = runs.glob("part-*.parquet")
+    assert (runs / "20990101T000002-newer999.parquet").exists()
+    assert pq.read_table(part).num_rows == MERGE_PAST + 2
 
 
 def test_a_plot_of_no_runs_or_to_no_folder_is_one_line(tmp_path: Path) -> None:

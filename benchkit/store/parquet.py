@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import os
 import tempfile
 import uuid
@@ -25,7 +26,7 @@ import pyarrow.parquet as pq
 from benchkit.errors import StoreError, StoreWarning
 from benchkit.store.records import Run
 from benchkit.store.rows import check_rows, run_row, session_rows, site_rows, test_rows
-from benchkit.store.schema import SCHEMA_VERSION, table_schema
+from benchkit.store.schema import SCHEMA_VERSION, TABLES, table_schema
 from benchkit.store.upgrade import upgrade
 
 DEFAULT_STORE = Path("data/runs")
@@ -281,7 +282,7 @@ def _files(store: Path, table: str) -> list[Path]:
 _SKIPPED: set[str] = set()  # what this process has warned of: each file once
 
 
-def _warn_skipped(path: Path, exc: Exception) -> None:
+def _warn_skipped(path: Path, exc: Exception | str) -> None:
     message = f"skipped {path}: {exc}"
     if message not in _SKIPPED:  # a command may read a table twice (recovery, then rows)
         _SKIPPED.add(message)
@@ -296,14 +297,79 @@ def readable(store: Path, table: str, files: list[Path]) -> tuple[list[Path], pa
     kept = []
     for path in files:
         try:
-            unified = pa.unify_schemas(
-                [unified, pq.read_schema(path)], promote_options="permissive"
-            )
+            schema = pq.read_schema(path)
+            stray = not_of(table, schema.names)
+            if stray:
+                _warn_skipped(path, stray)
+                continue
+            unified = pa.unify_schemas([unified, schema], promote_options="permissive")
         except Exception as exc:  # unreadable, or a column of another type: name it
             _warn_skipped(path, exc)
             continue
         kept.append(path)
     return kept, unified
+
+
+def not_of(table: str, columns: list[str]) -> str | None:
+    """Why a file with these columns is not one of the table's (a file of another
+    table, or of no table benchkit writes), or None: it holds the table's key, and
+    every other column is one of the table's (any version's; a check's, in `runs`)."""
+    declared = _declared_names(table)
+    key = TABLES[table][0].name
+    if key not in columns or "schema_version" not in columns:
+        missing = key if key not in columns else "schema_version"
+        return f"not a {table} file: no column {missing!r}"
+    foreign = [n for n in columns if n not in declared and not _check_column(table, n)]
+    if not foreign:
+        return None
+    named = ", ".join(repr(n) for n in foreign[:4])
+    more = f" and {len(foreign) - 4} more" if len(foreign) > 4 else ""
+    return f"not a {table} file: its columns {named}{more} are not the table's"
+
+
+@functools.cache
+def _declared_names(table: str) -> frozenset[str]:
+    return frozenset(c.name for c in TABLES[table])
+
+
+def _check_column(table: str, name: str) -> bool:
+    return table == "runs" and name.endswith(("_status", "_count"))
+
+
+def _newer(table: str, rows: pl.DataFrame, files: list[Path]) -> pl.DataFrame:
+    """The rows, less those of a schema newer than this benchkit's (written by a later
+    benchkit, which this one cannot read for what they mean) or with no key: each file
+    that holds them named in a warning. Checked on the rows read; the files are looked
+    at again only when there is one."""
+    key = TABLES[table][0].name
+    version = pl.col("schema_version")
+    stray = pl.col(key).is_null() | version.is_null() | (version > SCHEMA_VERSION)
+    if rows.is_empty() or not rows.select(stray.any()).item():
+        return rows
+    found = (
+        pl.scan_parquet(
+            files,
+            schema={key: pl.String, "schema_version": pl.Int32},
+            missing_columns="insert",
+            extra_columns="ignore",
+            include_file_paths="path",
+        )
+        .filter(stray)
+        .group_by("path")
+        .agg(version.max(), pl.col(key).null_count().alias("keyless"))
+        .sort("path")
+        .collect()
+    )
+    for path, newest, keyless in found.iter_rows():
+        if keyless:
+            _warn_skipped(Path(path), f"rows with no {key}")
+        else:
+            _warn_skipped(
+                Path(path),
+                f"schema version {newest} is newer than this benchkit's ({SCHEMA_VERSION}): "
+                "read it with the benchkit that wrote it, or a later one",
+            )
+    return rows.filter(~stray)
 
 
 def empty_frame(schema: pa.Schema) -> pl.DataFrame:
@@ -355,6 +421,7 @@ def _listed_and_read(
             continue
         if rows is None:
             return None
+        rows = _newer(table, rows, read)
         if merge and table == "runs":
             merge_read_runs(folder, read, rows, declared)
         return files, rows
@@ -367,12 +434,29 @@ def _by_footer(folder: Path, table: str, files: list[Path]) -> pl.LazyFrame:
     files, unified = readable(folder, table, files)
     if not files:
         return _empty(table)
+    files = _without_newer(table, files)
+    if not files:
+        return _empty(table)
     if table == "runs":
         with contextlib.suppress(OSError):  # a read-only store is read the long way
             _note_checks(folder / table, unified)
     return pl.scan_parquet(
         files, schema=empty_frame(unified).schema, missing_columns="insert", extra_columns="ignore"
     )
+
+
+def _without_newer(table: str, files: list[Path]) -> list[Path]:
+    """The files, less those holding rows `_newer` leaves out (named in its warning)."""
+    key = TABLES[table][0].name
+    columns = pl.scan_parquet(
+        files,
+        schema={key: pl.String, "schema_version": pl.Int32},
+        missing_columns="insert",
+        extra_columns="ignore",
+        include_file_paths="path",
+    ).collect()
+    kept = set(_newer(table, columns, files)["path"])
+    return [f for f in files if str(f) in kept]
 
 
 def declared_schema(folder: Path, table: str) -> pa.Schema:
@@ -415,9 +499,15 @@ def read_table(store: Path | str | None, table: str, *, merge: bool = True) -> p
     frames: list[pl.DataFrame] = []
     for path in _files(folder, table):
         try:
-            frames.append(pl.read_parquet(path))
+            frame = pl.read_parquet(path)
         except Exception as exc:  # any unreadable file: name it, keep the rest
             _warn_skipped(path, exc)
+            continue
+        stray = not_of(table, frame.columns)
+        if stray:
+            _warn_skipped(path, stray)
+            continue
+        frames.append(_newer(table, frame, [path]))
     if not frames:
         return _empty(table).collect()
     return upgraded(table, pl.concat(frames, how="diagonal_relaxed"))
