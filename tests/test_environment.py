@@ -16,7 +16,7 @@ import benchkit
 from benchkit.bench.find import find_bench
 from benchkit.run.launch import run_pilots
 from benchkit.store.records import PilotSpec
-from benchkit.workspace.environment import EnvironmentWarning, cached, envs_dir, uv
+from benchkit.workspace.environment import META, EnvironmentWarning, cached, envs_dir, uv
 from benchkit.workspace.sandbox import bwrap_problem
 from tests.conftest import make_repo, sh_git, write_files
 
@@ -338,6 +338,25 @@ def test_env_list_and_prune(tmp_path: Path) -> None:
     assert cli("prune", "--unused-days", "1").stdout.startswith("removed 0 environments")
     assert cli("prune", "--all").stdout.startswith("removed 1 environments")
     assert cli("list").stdout == "" and not list(envs_dir().glob("venv-*/"))
+
+
+def test_env_list_shows_and_prune_removes_an_environment_whose_record_is_broken() -> None:
+    """A cached environment whose `benchkit-env.json` lacks its recipe (a benchkit
+    killed mid-write, a hand edit): listed as unreadable, not a traceback, and pruned."""
+    broken = envs_dir() / "venv-0123456789abcdef"
+    broken.mkdir(parents=True)
+    (broken / META).write_text(json.dumps({"packages": ["a==1"]}))
+    listed = subprocess.run(
+        [sys.executable, "-m", "benchkit", "env", "list"], capture_output=True, text=True
+    )
+    assert listed.returncode == 0, listed.stderr
+    [line] = listed.stdout.splitlines()
+    assert line.startswith("venv-0123456789abcdef") and "unreadable" in line
+    pruned = subprocess.run(
+        [sys.executable, "-m", "benchkit", "env", "prune", "--all"], capture_output=True, text=True
+    )
+    assert pruned.stdout.startswith("removed 1 environments"), pruned.stderr
+    assert not broken.exists()
 
 
 def test_a_bench_without_an_environment_section_is_none(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ pseudo-terminal here) and left for `benchkit status`."""
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import re
@@ -98,3 +99,31 @@ def test_status_counts_a_set_and_the_queued_pilots_of_a_matrix_at_work() -> None
         "  set s1: 3 of 8 done, 2 running, 3 queued, for 30 s; ~50 s left at its pace so far"
         "  (h:7)",
     ]
+
+
+def test_status_passes_over_a_matrix_ledger_it_cannot_read(tmp_path: Path) -> None:
+    """A ledger in `matrices/` that names a live process but lacks its counts, has
+    them of the wrong type, or is not JSON, is passed over: `status` still reads."""
+    store = tmp_path / "store"
+    (store / "matrices").mkdir(parents=True)
+    here = {"host": os.uname().nodename, "pid": os.getpid(), "process_start": None}
+    good = {**here, "run_set": "s1", "pilots": 4, "finished": 1, "running": 1}
+    good |= {"started_at": "2026-11-30T12:00:00+00:00", "updated_at": "2026-11-30T12:00:01+00:00"}
+    ledgers = {
+        "good": good,
+        "no-keys": here,
+        "wrong-types": {**good, "pilots": "four"},
+        "a-list": [1, 2],
+    }
+    for name, line in ledgers.items():
+        (store / "matrices" / f"{name}.json").write_text(json.dumps(line))
+    (store / "matrices" / "garbage.json").write_text("{not json")
+    done = subprocess.run(
+        [sys.executable, "-m", "benchkit", "status", "--store", str(store)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "set s1: 1 of 4 done" in done.stdout
+    assert done.stdout.count("set ") == 1

@@ -60,6 +60,23 @@ def test_the_report_holds_every_run_its_figures_and_its_plots(
     assert page.count("logs/") >= 2
 
 
+def test_a_log_that_is_not_a_file_is_left_out_of_the_report(tiny: TinyRepo, tmp_path: Path) -> None:
+    """A run's log replaced by a folder (or anything not a file): the report is still
+    written, the other logs linked, that one not."""
+    store = tmp_path / "store"
+    [run] = benchkit.pilot(str(tiny.bench_dir), arm="human", store=store, sandbox="none")
+    logs = sorted((store / "artifacts" / run.run_id / "logs").glob("*.log"))
+    assert len(logs) >= 2
+    logs[0].unlink()
+    logs[0].mkdir()
+    out = tmp_path / "site"
+    argv = [sys.executable, "-m", "benchkit", "report", "--store", str(store), "--out", str(out)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    page = (out / "runs" / f"{run.run_id}.html").read_text()
+    assert f"logs/{logs[0].name}" not in page and f"logs/{logs[1].name}" in page
+
+
 @needs_chromium
 def test_the_report_loads_in_a_headless_browser_with_its_images(
     tiny: TinyRepo, tmp_path: Path

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -471,6 +472,62 @@ def test_a_newer_benchkits_file_among_many_is_neither_read_nor_merged(
     [part] = runs.glob("part-*.parquet")
     assert (runs / "20990101T000002-newer999.parquet").exists()
     assert pq.read_table(part).num_rows == MERGE_PAST + 2
+
+
+def _as_file(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    path.write_text("not a folder\n")
+
+
+def _as_folder(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    path.mkdir()
+
+
+BROKEN: dict[str, tuple[Callable[[Path], None], str]] = {  # how, and where it is said
+    "runs is a file": (lambda s: _as_file(s / "runs"), "runs"),
+    "heartbeats is a file": (lambda s: _as_file(s / "heartbeats"), "heartbeats"),
+    "artifacts is a file": (lambda s: _as_file(s / "artifacts"), "artifacts"),
+    "the checks note is a folder": (lambda s: _as_folder(s / "runs" / ".checks"), "runs/.checks"),
+    "the compaction lock is a folder": (lambda s: _as_folder(s / ".compact.lock"), ".compact.lock"),
+}
+
+
+@pytest.mark.parametrize("broken", sorted(BROKEN))
+def test_a_store_of_a_broken_layout_is_one_line_naming_the_place(
+    tiny: TinyRepo, tmp_path: Path, broken: str
+) -> None:
+    """A store folder whose table, heartbeats or artifacts are a file, or whose files
+    benchkit keeps are folders: every command says where, in one line, exit 2, and a
+    pilot writes nothing."""
+    store = tmp_path / "store"
+    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=store)
+    breaking, where = BROKEN[broken]
+    breaking(store)
+    before = sorted(p.relative_to(store) for p in store.rglob("*"))
+    pilot = ("pilot", "--bench", str(tiny.bench_dir), "--arm", "noop", "--set", "other")
+    for command in (("runs",), ("status",), ("compact",), ("compare",), pilot):
+        done = _cli(*command, store=store)
+        assert "Traceback" not in done.stderr, (command, done.stderr)
+        assert done.returncode == 2, (command, done.stderr)
+        assert done.stderr.startswith(f"benchkit: {store / where}: "), (command, done.stderr)
+        assert len(done.stderr.splitlines()) == 1, (command, done.stderr)
+    assert sorted(p.relative_to(store) for p in store.rglob("*")) == before
+
+
+def test_a_checks_note_that_is_not_text_is_read_past(tiny: TinyRepo, tmp_path: Path) -> None:
+    """The note of the checks a store's runs files hold is a help to reads: bytes that
+    are not UTF-8 in it, or lines that name no check, are passed over."""
+    store = tmp_path / "store"
+    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=store)
+    note = store / "runs" / ".checks"
+    note.write_bytes(b"\xff\xfe garbage\n" + note.read_bytes() + b"not a check!\n")
+    for command in (("runs",), ("compact",)):
+        done = _cli(*command, store=store)
+        assert done.returncode == 0, (command, done.stderr)
+    done = _cli("pilot", "--bench", str(tiny.bench_dir), "--arm", "noop", "--set", "b", store=store)
+    assert done.returncode == 0, done.stderr
+    assert benchkit.runs(store).height == 2
 
 
 def test_a_plot_of_no_runs_or_to_no_folder_is_one_line(tmp_path: Path) -> None:

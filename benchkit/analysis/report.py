@@ -239,7 +239,8 @@ def _copies(row: Mapping[str, Any], folder: Path, out: Path) -> dict[str, str]:
     artifacts = folder / "artifacts" / str(row["run_id"])
     kept = out / "runs" / str(row["run_id"])
     links = {}
-    for source in sorted([*artifacts.glob("logs/*.log"), *artifacts.glob("*.patch")]):
+    found = [*artifacts.glob("logs/*.log"), *artifacts.glob("*.patch")]
+    for source in sorted(f for f in found if f.is_file()):  # a folder there is no log
         target = kept / source.relative_to(artifacts)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target.with_name(target.name + ".txt"))  # opens as text

@@ -7,7 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 
-from benchkit.bench.files import NAME, Command, Strict, validated
+from benchkit.bench.files import Command, Strict, validated
+from benchkit.bench.names import NAME
 from benchkit.errors import ArmError
 
 

@@ -24,7 +24,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
-from benchkit.bench.files import NAME, Strict, validated
+from benchkit.bench.files import Strict, validated
+from benchkit.bench.names import NAME
 from benchkit.errors import UsageError
 
 Names = Annotated[tuple[StrictStr, ...], Field(min_length=1)]

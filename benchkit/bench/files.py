@@ -14,7 +14,6 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from benchkit.errors import BenchkitError
 
-NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 FileModel = TypeVar("FileModel", bound=BaseModel)
 
 

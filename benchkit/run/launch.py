@@ -23,7 +23,7 @@ from pathlib import Path
 
 import polars as pl
 
-from benchkit.bench.files import NAME
+from benchkit.bench.names import NAME
 from benchkit.errors import SetError, UsageError
 from benchkit.run.claims import claim, release
 from benchkit.run.cluster import on_ray

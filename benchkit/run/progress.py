@@ -224,11 +224,22 @@ def read_matrices(store: Path) -> list[dict[str, Any]]:
     here = socket.gethostname()
     found = []
     for path in sorted((store / "matrices").glob("*.json")):
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        with contextlib.suppress(OSError, ValueError):
             line = json.loads(path.read_text())
+            if not _ledger(line):
+                continue
             if line["host"] != here or alive(line["pid"], line.get("process_start")):
                 found.append(line)
     return found
+
+
+LEDGER = {"run_set": str, "pilots": int, "finished": int, "running": int, "host": str}
+LEDGER |= {"pid": int, "started_at": str, "updated_at": str}
+
+
+def _ledger(line: object) -> bool:
+    """Whether a ledger read holds what `Ledger` writes, of its types."""
+    return isinstance(line, dict) and all(isinstance(line.get(k), t) for k, t in LEDGER.items())
 
 
 def fan(*sinks: Sink | None) -> Sink:

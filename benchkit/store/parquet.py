@@ -12,6 +12,7 @@ import errno
 import fcntl
 import functools
 import os
+import re
 import tempfile
 import uuid
 import warnings
@@ -23,6 +24,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from benchkit.bench.names import NAME
 from benchkit.errors import StoreError, StoreWarning
 from benchkit.store.records import Run
 from benchkit.store.rows import check_rows, run_row, session_rows, site_rows, test_rows
@@ -51,7 +53,28 @@ def store_path(store: Path | str | None = None) -> Path:
         option = "BENCHKIT_STORE" if os.environ.get("BENCHKIT_STORE") else ""
     if path.exists() and not path.is_dir():
         raise StoreError(path, option, "not a folder: a store is a folder of tables")
+    if path.is_dir():
+        _check_layout(path)
     return path
+
+
+# What a store holds, when it holds it: folders (its tables, and what pilots keep
+# beside them) and the files benchkit keeps in it.
+FOLDERS = (*TABLES, "artifacts", "baselines", "claims", "heartbeats", "matrices")
+KEPT_FILES = (COMPACT_LOCK, f"runs/{CHECKS_NOTED}")
+
+
+def _check_layout(store: Path) -> None:
+    """Raises `StoreError` naming the first place in the store that is not what it
+    must be (a table that is a file, say), before anything reads or writes there."""
+    with os.scandir(store) as entries:
+        kinds = {e.name: e.is_dir() for e in entries}
+    for name in FOLDERS:
+        if not kinds.get(name, True):
+            raise StoreError(store / name, "", f"not a folder, as a store's {name} must be")
+    for name in KEPT_FILES:
+        if (store / name).is_dir():
+            raise StoreError(store / name, "", "a folder, where benchkit keeps a file")
 
 
 def writable_store(store: Path | str | None = None) -> Path:
@@ -237,10 +260,13 @@ def _note_checks(folder: Path, schema: pa.Schema) -> None:
 
 
 def noted_checks(folder: Path) -> list[str]:
+    """The checks noted: a line each, those that are no check's name passed over (the
+    note only spares reads a look at every file)."""
     try:
-        return sorted({c for c in (folder / CHECKS_NOTED).read_text().splitlines() if c})
+        text = (folder / CHECKS_NOTED).read_bytes().decode(errors="replace")
     except OSError:
         return []
+    return sorted({c for c in text.splitlines() if re.match(NAME, c)})
 
 
 def all_files(store: Path, table: str) -> list[Path]:

@@ -52,7 +52,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from uv import find_uv_bin
 
@@ -736,20 +736,34 @@ def cached() -> list[Cached]:
         except (OSError, ValueError):
             continue  # a build in progress, or a broken folder
         used = path / LAST_USED
+        made = datetime.fromtimestamp((path / META).stat().st_mtime, UTC).isoformat()
+        runtime, packages, built_at = _described(meta) or (f"unreadable {META}", 0, made)
         found.append(
             Cached(
                 key=path.name,
                 path=path,
-                runtime=f"{_runtime(meta['recipe'])} {meta['recipe']['python_version']}",
-                packages=len(meta["packages"]),
+                runtime=runtime,
+                packages=packages,
                 megabytes=round(_size(path) / 1e6, 1),
-                built_at=str(meta["built_at"]),
+                built_at=built_at,
                 last_used=datetime.fromtimestamp(used.stat().st_mtime, UTC)
                 if used.exists()
                 else None,
             )
         )
     return sorted(found, key=lambda c: c.built_at, reverse=True)
+
+
+def _described(meta: Any) -> tuple[str, int, str] | None:
+    """What runs an environment, its packages and when it was built, from its record;
+    None when the record lacks them (listed as unreadable, and pruned like any)."""
+    try:
+        recipe = meta["recipe"]
+        runtime = f"{_runtime(recipe)} {recipe['python_version']}"
+        built_at = datetime.fromisoformat(str(meta["built_at"])).isoformat()
+        return runtime, len(meta["packages"]), built_at
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return None
 
 
 def prune(*, unused_days: float | None = None) -> list[str]:
