@@ -33,6 +33,13 @@ store_option = click.option(
 )
 
 
+def _read_store(store: Path | None) -> Path:
+    """The store a reading command reads: it must be there (see `existing_store`)."""
+    from benchkit.store.parquet import existing_store
+
+    return existing_store(store)
+
+
 sandbox_option = click.option(
     "--sandbox",
     type=click.Choice(SANDBOXES),
@@ -275,6 +282,8 @@ def rerun(run_id: str, run_set: str, store: Path | None, sandbox: str, keep: boo
     from benchkit.run.events import Event, Recorded
     from benchkit.run.progress import Terminal
 
+    store = _read_store(store)
+
     def printer(event: Event) -> None:
         if isinstance(event, Recorded):
             _said(event.run, ())
@@ -386,7 +395,7 @@ def runs(
     chosen = RunFilter(
         bench=bench, arm=arm, executor=executor, model=model, origin=origin, run_set=run_set
     )
-    frame = narrowed(recovered(store), chosen)  # the runs table read once
+    frame = narrowed(recovered(_read_store(store)), chosen)  # the runs table read once
     if frame.is_empty():
         click.echo("no runs", err=True)
         return
@@ -405,11 +414,10 @@ def status(store: Path | None, run_set: str | None) -> None:
     from benchkit.run.progress import read_matrices
     from benchkit.run.recovery import recovered
     from benchkit.store.heartbeat import read_beats
-    from benchkit.store.parquet import store_path
     from benchkit.store.query import RunFilter, narrowed
 
-    rows = narrowed(recovered(store), RunFilter(run_set=run_set)).to_dicts()
-    folder = store_path(store)
+    folder = _read_store(store)
+    rows = narrowed(recovered(folder), RunFilter(run_set=run_set)).to_dicts()
     beats = {k: asdict(b) for k, b in read_beats(folder).items()}
     matrices = [m for m in read_matrices(folder) if run_set in (None, m["run_set"])]
     click.echo(status_text(rows, beats, datetime.now(UTC), matrices))
@@ -426,7 +434,7 @@ def evidence(run_ids: tuple[str, ...], labels: tuple[str, ...], store: Path | No
     named = _pairs("--label", labels)
     if not run_ids and not named:
         raise UsageError("RUN_IDS", "", "give at least one run id")
-    frame = pick_runs(benchkit.runs(store), [*run_ids, *(run_id for _, run_id in named)])
+    frame = pick_runs(benchkit.runs(_read_store(store)), [*run_ids, *(i for _, i in named)])
     arms = frame["arm"].head(len(run_ids)).to_list()
     click.echo(str(benchkit.evidence(frame, labels=[*arms, *(name for name, _ in named)])))
 
@@ -446,7 +454,7 @@ def compare(
     by: str, bench: str | None, metrics: tuple[str, ...], sums: bool, store: Path | None
 ) -> None:
     """Print means and 95% intervals per group (GitHub markdown)."""
-    frame = benchkit.runs(store, bench=bench)
+    frame = benchkit.runs(_read_store(store), bench=bench)
     if frame.is_empty():
         raise UsageError("compare", "", "no runs to compare: the selection is empty")
     keys = [k for k in by.split(",") if k]
@@ -467,7 +475,7 @@ def compare(
 def plot(kind: str, out: Path, bench: str | None, by: str | None, store: Path | None) -> None:
     """Save one plot of the runs (a .png, .svg or .pdf)."""
     keys = [k for k in by.split(",") if k] if by is not None else None
-    figure = benchkit.plot(kind, benchkit.runs(store, bench=bench), by=keys)
+    figure = benchkit.plot(kind, benchkit.runs(_read_store(store), bench=bench), by=keys)
     kinds = figure.canvas.get_supported_filetypes()
     if out.suffix.lstrip(".").lower() not in kinds:
         raise UsageError(out, "--out", f"not an image file name (.{', .'.join(sorted(kinds))})")
@@ -484,8 +492,9 @@ def plot(kind: str, out: Path, bench: str | None, by: str | None, store: Path | 
 @store_option
 def report(out: Path, run_set: str | None, store: Path | None) -> None:
     """Write a static site of the runs to browse from disk: an index and a page a run."""
-    benchkit.recover(store)
-    click.echo(str(benchkit.report(store, out, run_set=run_set)))
+    folder = _read_store(store)
+    benchkit.recover(folder)
+    click.echo(str(benchkit.report(folder, out, run_set=run_set)))
 
 
 @main.command(name="import")
@@ -592,7 +601,7 @@ def probe(
 @store_option
 def compact(store: Path | None) -> None:
     """Merge the runs' own files into one file per table, so the store reads fast."""
-    merged = benchkit.compact(store)
+    merged = benchkit.compact(_read_store(store))
     click.echo(", ".join(f"{table}: {n} files" for table, n in merged.items()))
 
 

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import benchkit
 from tests.conftest import TinyRepo
 
@@ -65,9 +67,36 @@ def test_a_failed_run_exits_1_and_is_listed(tiny: TinyRepo, tmp_path: Path) -> N
 
 
 def test_runs_on_an_empty_store(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
     done = _benchkit("runs", store=tmp_path / "empty")
     assert done.returncode == 0
     assert done.stderr.strip() == "no runs"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["runs"],
+        ["status"],
+        ["compare"],
+        ["evidence", "20260101T000000-00000000"],
+        ["plot", "wall", "--out", "w.png"],
+        ["report", "--out", "site"],
+        ["compact"],
+        ["rerun", "20260101T000000-00000000"],
+    ],
+)
+def test_a_reading_command_on_a_store_folder_that_is_not_there_says_so(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """A typo in --store is not an empty store: one line, exit 2, nothing made."""
+    missing = tmp_path / "no-such-store"
+    done = _benchkit(*command, store=missing)
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"benchkit: {missing}: BENCHKIT_STORE: no store here: the folder does not exist\n",
+    )
+    assert not missing.exists()
 
 
 def test_public_face() -> None:

@@ -531,6 +531,7 @@ def test_a_checks_note_that_is_not_text_is_read_past(tiny: TinyRepo, tmp_path: P
 
 
 def test_a_plot_of_no_runs_or_to_no_folder_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
     done = _cli("plot", "wall", "--out", str(tmp_path / "w.png"), store=tmp_path / "empty")
     assert (done.returncode, done.stderr) == (
         2,

@@ -44,13 +44,27 @@ class RowError(ValueError):
     """A row whose keys are not its table's columns: a fault of benchkit's own."""
 
 
+def _named(store: Path | str | None) -> tuple[Path, str]:
+    """The store folder, and what named it (the option, the variable, or the default)."""
+    if store is not None:
+        return Path(store), "--store"
+    if os.environ.get("BENCHKIT_STORE"):
+        return Path(os.environ["BENCHKIT_STORE"]), "BENCHKIT_STORE"
+    return DEFAULT_STORE, ""
+
+
+def existing_store(store: Path | str | None = None) -> Path:
+    """The store folder, which must be there: a command that only reads a store says
+    so when the folder named is missing (a typo), not that it holds no runs."""
+    path = store_path(store)
+    if not path.is_dir():
+        raise StoreError(path, _named(store)[1], "no store here: the folder does not exist")
+    return path
+
+
 def store_path(store: Path | str | None = None) -> Path:
     """The store folder: the one given, else `$BENCHKIT_STORE`, else `data/runs`."""
-    path = Path(store) if store is not None else None
-    option = "--store"
-    if path is None:
-        path = Path(os.environ.get("BENCHKIT_STORE") or DEFAULT_STORE)
-        option = "BENCHKIT_STORE" if os.environ.get("BENCHKIT_STORE") else ""
+    path, option = _named(store)
     if path.exists() and not path.is_dir():
         raise StoreError(path, option, "not a folder: a store is a folder of tables")
     if path.is_dir():
