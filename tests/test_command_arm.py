@@ -430,6 +430,56 @@ def test_a_tool_from_a_packed_tarball_with_its_own_report(tiny: TinyRepo, tmp_pa
     assert kept["token_seen"] is True
 
 
+REPORTING_ARM = """\
+name = "reporting"
+command = ["sh", "-c", 'printf "%s" "$REPORT" > report.json; echo x > n.txt']
+timeout = 60
+
+[env]
+set = {{ REPORT = '{report}' }}
+
+[report]
+adapter = "jsonpath"
+file = "report.json"
+cost = "$.cost"
+session_list = "$.sessions"
+session_cost = "cost"
+"""
+
+
+@pytest.mark.parametrize(
+    ("report", "said"),
+    [
+        ("{not json", "report.json: not JSON: "),
+        ('{"cost": -5}', "cost -5.0 is not a cost in USD"),
+        ('{"cost": NaN}', "cost nan is not a cost in USD"),
+        ('{"cost": 0.5, "sessions": [{"cost": -1}]}', "session 0's cost -1.0 is not a cost in USD"),
+    ],
+)
+def test_a_report_that_cannot_be_read_or_gives_no_cost_is_said_and_recorded_as_missing(
+    tiny: TinyRepo, tmp_path: Path, report: str, said: str
+) -> None:
+    """A tool's report that is not JSON, or a cost that is negative or not a number,
+    is no cost: recorded as missing, and the run's warnings say why."""
+    arm = tmp_path / "reporting.toml"
+    arm.write_text(REPORTING_ARM.format(report=report))
+    bk = Benchkit(tiny, tmp_path, arm)
+    done = bk.run()
+    assert done.returncode == 0, done.stderr
+    row = bk.row()
+    warnings = row["warnings"]
+    assert isinstance(warnings, list)
+    warned = [w for w in warnings if w.startswith("arm report: ")]
+    assert len(warned) == 1 and said in warned[0], row["warnings"]
+    assert f"warning: {warned[0]}" in done.stderr
+    if "sessions" in report:
+        assert (row["cost_usd"], row["cost_source"]) == (0.5, "reported")
+        [cost] = benchkit.table("sessions", bk.store)["cost_usd"].to_list()
+        assert cost is None
+    else:
+        assert (row["cost_usd"], row["cost_source"]) == (None, "missing")
+
+
 def test_a_tool_over_its_max_cost_is_a_budget_failure(tiny: TinyRepo, tmp_path: Path) -> None:
     bk = Benchkit(tiny, tmp_path, "upgrader-tarball", "--var", f"tarball={_tarball(tmp_path)}")
     bk.argv[bk.argv.index("--max-cost") + 1] = "0.25"

@@ -148,3 +148,15 @@ def test_a_startup_banner_naming_a_budget_is_not_a_budget_stop() -> None:
         log="max budget: $2.00\nTraceback ...\nKeyError: 'x'\n",
     )
     assert failure is not None and failure.kind == "crash"
+
+
+@pytest.mark.parametrize("cost", ["-0.5", "Infinity", "NaN"])
+def test_a_cost_a_tool_could_not_have_spent_is_missing_and_said(cost: str) -> None:
+    stdout = f'{{"type": "result", "subtype": "success", "total_cost_usd": {cost}}}'
+    report = read_report(ClaudeCodeReport(adapter="claude-code"), stdout=stdout, file_text=None)
+    assert (report.cost_usd, report.cost_source) == (None, "missing")
+    assert [s.cost_usd for s in report.session_list] == [None]
+    assert report.problem is not None and "is not a cost in USD" in report.problem
+    fine = stdout.replace(cost, "0")
+    free = read_report(ClaudeCodeReport(adapter="claude-code"), stdout=fine, file_text=None)
+    assert (free.cost_usd, free.problem) == (0.0, None)  # nothing spent is a cost

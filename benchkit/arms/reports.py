@@ -16,7 +16,9 @@ say stays `None`, and a cost it does not give is recorded as `missing`.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from benchkit.bench.arm_file import ClaudeCodeReport, JsonPathReport, Report
@@ -195,5 +197,32 @@ ADAPTERS: dict[str, Callable[[Report, str, str | None], ArmReport]] = {
 
 
 def read_report(spec: Report, *, stdout: str, file_text: str | None) -> ArmReport:
-    """What the arm's report says, by the adapter its file names."""
-    return ADAPTERS[spec.adapter](spec, stdout, file_text)
+    """What the arm's report says, by the adapter its file names; a cost that is no
+    cost (negative, not a number) left out, and said in its `problem`."""
+    return costs_checked(ADAPTERS[spec.adapter](spec, stdout, file_text))
+
+
+def _no_cost(cost: float | None) -> bool:
+    return cost is not None and not (math.isfinite(cost) and cost >= 0)
+
+
+def costs_checked(report: ArmReport) -> ArmReport:
+    """The report with each cost that is not one (negative, NaN, infinite) left out,
+    recorded as missing, and why in its `problem`: benchkit never keeps a cost a tool
+    could not have spent."""
+    problems = [report.problem] if report.problem else []
+    cost = report.cost_usd
+    if _no_cost(cost):
+        problems.append(f"cost {cost} is not a cost in USD: recorded as missing")
+        cost = None
+    sessions = []
+    for session in report.session_list:
+        if _no_cost(session.cost_usd):
+            said = f"session {session.session}'s cost {session.cost_usd} is not a cost in USD"
+            problems.append(f"{said}: recorded as missing")
+            session = replace(session, cost_usd=None)
+        sessions.append(session)
+    if len(problems) == (1 if report.problem else 0):
+        return report
+    problem = "; ".join(problems)
+    return replace(report, cost_usd=cost, session_list=tuple(sessions), problem=problem)

@@ -33,6 +33,7 @@ from benchkit.run.plan import Plan
 from benchkit.store.heartbeat import Beat, Heartbeat
 from benchkit.store.parquet import remove_details, write_details, write_run_row
 from benchkit.store.records import (
+    ArmReport,
     CheckResult,
     EnvironmentUsed,
     Launcher,
@@ -423,7 +424,7 @@ def _record(pilot: _Pilot, coverage: Coverage | None, keep: bool) -> Run:
             packages_digest=pilot.environment.packages_digest if pilot.environment else None,
         ),
         sandbox=p.sandbox,
-        warnings=tuple(pilot.warnings),
+        warnings=(*pilot.warnings, *_report_said(pilot.outcome.report)),
         launcher=pilot.launcher,
         bench_digest=p.bench_digest,
         arm_digest=p.arm_digest,
@@ -598,6 +599,11 @@ def _written(pilot: _Pilot, run: Run, write: Callable[[Path, Run], None]) -> Run
                 "it reads as crashed once there is room",
             ) from None
     return run
+
+
+def _report_said(report: ArmReport) -> tuple[str, ...]:
+    """Why the arm's report gave no figure (unreadable, a cost that is none), if so."""
+    return (f"arm report: {report.problem}",) if report.problem else ()
 
 
 def _no_space(exc: OSError) -> str:
