@@ -352,6 +352,18 @@ def test_import_runs_recorded_elsewhere(tmp_path: Path) -> None:
         ("bench,arm\ndemo,\n", "row 2, arm", "empty"),
         ("bench,arm,origin\ndemo,x,pilot\n", "origin", "set by import"),
         ("bench,arm,ci_count\ndemo,x,3\n", "ci_count", "unknown column"),
+        ("bench,arm,wall_s\ndemo,x,1\ndemo,x,nan\n", "row 3, wall_s", "not a finite number"),
+        ("bench,arm,wall_s\ndemo,x,inf\n", "row 2, wall_s", "not a finite number"),
+        ("bench,arm,wall_s\ndemo,x,-2.5\n", "row 2, wall_s", "negative: -2.5"),
+        ("bench,arm,cost_usd\ndemo,x,-1\n", "row 2, cost_usd", "negative: -1.0"),
+        ("bench,arm,trial\ndemo,x,0\n", "row 2, trial", "less than 1: 0"),
+        ("bench,arm,sessions\ndemo,x,-3\n", "row 2, sessions", "negative: -3"),
+        ("bench,arm,files_recall\ndemo,x,1.5\n", "row 2, files_recall", "not between 0 and 1"),
+        ("bench,arm,status\ndemo,x,ok\ndemo,x,great\n", "row 3, status", "not one of ok, "),
+        ("bench,arm,status\ndemo,x,running\n", "row 2, status", "not one of ok, "),
+        ("bench,arm,test_status\ndemo,x,passed\n", "row 2, test_status", "not one of ok, fail"),
+        ("bench,arm,started_at\ndemo,x,yesterday\n", "row 2, started_at", "not a date"),
+        ("bench,arm,run_id\ndemo,x,r1\ndemo,y,r1\n", "row 3, run_id", "row 2 has it too"),
     ],
 )
 def test_a_bad_csv_names_the_row_and_column(
@@ -426,6 +438,21 @@ def test_an_imported_run_id_is_a_name_not_a_path(tmp_path: Path) -> None:
     path.write_text("bench,arm,run_id\nb,a,../../x\n")
     with pytest.raises(ImportFileError, match="row 2, run_id: letters, digits"):
         read_csv(path)
+
+
+def test_an_imported_run_id_the_store_holds_from_elsewhere_is_refused(tmp_path: Path) -> None:
+    """Two files of one id: the second is refused, nothing written; the same file
+    imported again replaces its own runs, as before."""
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    first.write_text("bench,arm,run_id\nb,a,r1\n")
+    second.write_text("bench,arm,run_id\nb,a,r2\nb,z,r1\n")
+    store = tmp_path / "store"
+    assert benchkit.import_runs(first, store) == ["r1"]
+    assert benchkit.import_runs(first, store) == ["r1"]
+    with pytest.raises(ImportFileError) as caught:
+        benchkit.import_runs(second, store)
+    assert str(caught.value) == f"{second}: row 3, run_id: the store holds run r1 already"
+    assert benchkit.runs(store)["run_id"].to_list() == ["r1"]
 
 
 def test_cli_import_and_its_errors(tmp_path: Path) -> None:

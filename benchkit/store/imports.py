@@ -6,8 +6,10 @@ run can be compared with a record nobody can rerun. Column names are the `runs`
 table's (`bench` and `arm` are required), or mapped to them (`SOURCE=COLUMN`), and
 columns can be left out (`ignore`); a list column (`flaky_files`, ...) is written as
 `a.py;b.py`. A bad file gets one line naming it and every unknown column or bad cell
-at once (its row and column), and nothing is written. Importing the same file again
-replaces its runs.
+at once (its row and column), and nothing is written: a cell not of its column's
+type, or one no run could hold (a time, cost or count below 0, a number that is not
+finite, a status that is none, a run id given twice or held by the store from another
+file). Importing the same file again replaces its runs.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import polars as pl
 import pyarrow as pa
 
 from benchkit.errors import ImportFileError
-from benchkit.store.parquet import empty_frame, store_path, write_table
+from benchkit.store.parquet import empty_frame, read_table, store_path, write_table
+from benchkit.store.records import CheckStatus, RunStatus
 from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, table_schema
 
 REQUIRED = ("bench", "arm")
@@ -66,13 +69,60 @@ def _cast(frame: pl.DataFrame, column: str, kind: pa.DataType) -> pl.Series:
             raise _Bad(f"row {row + 2}, {column}", f"not true or false: {bad[0]!r}")
         return lowered.is_in(["true", "1"]).alias(column).set(lowered.is_null(), None)
     if pa.types.is_timestamp(kind):
-        return raw.str.to_datetime(time_zone="UTC", strict=False).alias(column)
+        when = raw.str.to_datetime(time_zone="UTC", strict=False).alias(column)
+        _first_bad(frame, column, raw.is_not_null() & when.is_null(), "not a date and time")
+        return when
     cast = raw.cast(target, strict=False)
-    bad_rows = frame.with_row_index().filter(raw.is_not_null() & cast.is_null())
-    if bad_rows.height:
-        row, value = bad_rows["index"][0], bad_rows[column][0]
-        raise _Bad(f"row {row + 2}, {column}", f"not a {target}: {value!r}")
+    _first_bad(frame, column, raw.is_not_null() & cast.is_null(), f"not a {target}")
     return cast
+
+
+def _first_bad(frame: pl.DataFrame, column: str, bad: pl.Series | pl.Expr, said: str) -> None:
+    """Raises `_Bad` at the first row where `bad` holds, with the cell as the file has it."""
+    rows = frame.with_row_index().filter(bad)
+    if rows.height:
+        row, value = rows["index"][0], rows[column][0]
+        raise _Bad(f"row {row + 2}, {column}", f"{said}: {value!r}")
+
+
+FINISHED = tuple(s for s in get_args(RunStatus) if s != "running")  # an import's statuses
+CHECK_STATUSES = get_args(CheckStatus)
+FRACTIONS = ("files_recall", "files_precision")
+FROM_ONE = ("trial", "attempt")
+SIGNED = ("arm_exit_code",)  # a signal's is negative
+
+
+def _beyond(cast: pl.DataFrame) -> list[str]:
+    """The cells of a cast file that no run could hold, the first of each column:
+    seconds, costs and counts below 0, numbers that are not finite, fractions
+    beyond 1, a trial below 1, a status that is none, a run id given twice."""
+    bad = []
+    for name in cast.columns:
+        column, kind = pl.col(name), cast.schema[name]
+        rules: list[tuple[pl.Expr, str]] = []
+        if kind.is_float():
+            rules += [(~column.is_finite(), "not a finite number"), (column < 0, "negative")]
+            if name in FRACTIONS:
+                rules.append((column > 1, "not between 0 and 1"))
+        elif kind.is_integer() and name not in SIGNED:
+            least = 1 if name in FROM_ONE else 0
+            rules.append((column < least, "less than 1" if least else "negative"))
+        elif name == "status":
+            rules.append((~column.is_in(FINISHED), f"not one of {', '.join(FINISHED)}"))
+        elif name.endswith("_status") and check_of(name):
+            rules.append((~column.is_in(CHECK_STATUSES), f"not one of {', '.join(CHECK_STATUSES)}"))
+        for rule, said in rules:
+            rows = cast.with_row_index().filter(rule.fill_null(False))
+            if rows.height:
+                bad.append(f"row {rows['index'][0] + 2}, {name}: {said}: {rows[name][0]!r}")
+                break
+    if "run_id" in cast.columns:
+        ids = cast.with_row_index().filter(pl.col("run_id").is_not_null())
+        again = ids.filter(pl.col("run_id").is_duplicated())
+        if again.height:
+            first = again.filter(pl.col("run_id") == again["run_id"][0])["index"]
+            bad.append(f"row {first[1] + 2}, run_id: row {first[0] + 2} has it too")
+    return bad
 
 
 def _renamed(
@@ -133,6 +183,8 @@ def read_csv(
             columns.append(_cast(frame, column, kind))
         except _Bad as exc:
             bad.append(str(exc))
+    if not bad:
+        bad += _beyond(pl.DataFrame(columns))
     if bad:
         raise ImportFileError(path, "", "; ".join(bad))
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
@@ -167,5 +219,24 @@ def import_runs(
     schema = table_schema("runs", checks)
     complete = [dict.fromkeys(schema.names) | row for row in rows]  # the rest is null
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-    write_table(store_path(store), "runs", f"imported-{digest}", complete, schema)
+    folder = store_path(store)
+    _not_held(path, folder, f"imported-{digest}", [str(row["run_id"]) for row in rows])
+    write_table(folder, "runs", f"imported-{digest}", complete, schema)
     return [str(row["run_id"]) for row in rows]
+
+
+def _not_held(path: Path, store: Path, name: str, ids: list[str]) -> None:
+    """Raises `ImportFileError` at the first id the store holds from elsewhere (not
+    from this file's own earlier import, which the import replaces)."""
+    if not (store / "runs").is_dir():
+        return
+    held = read_table(store, "runs", merge=False).select("run_id")
+    own = store / "runs" / f"{name}.parquet"
+    if own.is_file():
+        mine = set(pl.read_parquet(own, columns=["run_id"])["run_id"])
+        held = held.filter(~pl.col("run_id").is_in(sorted(mine)))
+    taken = set(held["run_id"])
+    for n, run_id in enumerate(ids):
+        if run_id in taken:
+            said = f"the store holds run {run_id} already"
+            raise ImportFileError(path, f"row {n + 2}, run_id", said)
