@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from benchkit.gate.jest import parse_jest_json
-from benchkit.gate.junit import ReportError, failing_files, file_of, parse_report
+from benchkit.gate.junit import (
+    CaseResult,
+    ReportError,
+    failing_files,
+    file_of,
+    in_tree,
+    parse_report,
+)
 from benchkit.gate.runners import RUNNERS
 from benchkit.gate.summary import RunnerSummary, read_summary
 
@@ -222,3 +230,17 @@ def test_a_bad_jest_json_report_is_an_error(text: str, why: str) -> None:
         parse_jest_json(text)
     with pytest.raises(ReportError, match="writes JUnit XML"):
         RUNNERS["vitest"].read_report('{"testResults": []}')
+
+
+def test_in_tree_writes_the_trees_paths_from_the_tree_and_nothing_else() -> None:
+    case = CaseResult(
+        file="t.py",
+        name="t",
+        outcome="failed",
+        duration_s=0.0,
+        message="/w/tree/a.py, /w/tree, /w/tree2/b.py, /w/tree.bak, /w/tree: x, /real/a.py",
+    )
+    [seen] = in_tree([case], ["/w/tree", "/real/"])
+    assert seen.message == "a.py, ., /w/tree2/b.py, /w/tree.bak, .: x, a.py"
+    assert in_tree([case], [])[0] == case
+    assert in_tree([replace(case, message=None)], ["/w/tree"])[0].message is None

@@ -414,3 +414,52 @@ def test_the_environments_node_modules_is_never_in_the_arms_diff(tmp_path: Path)
     sh_git(tree, "add", "-A")  # what an agent commonly does
     patch = diff(git_dir, base, snapshot(tree, git_dir, base))
     assert "node_modules" not in patch and "+y" in patch
+
+
+WHERE = (  # messages that print the tree's paths whole (pytest's own asserts shorten them)
+    "import os\n\n\ndef test_where():\n    raise AssertionError(os.path.abspath('calc.py'))\n\n\n"
+    "def test_here():\n    raise AssertionError(f'in {os.getcwd()}')\n"
+)
+BROKEN = (  # an error at setup: the test could not run
+    "import os\n\nimport pytest\n\n\n@pytest.fixture\ndef broken():\n"
+    "    raise RuntimeError(os.path.abspath('missing.py'))\n\n\n"
+    "def test_broken(broken):\n    pass\n"
+)
+
+
+def test_stored_test_messages_and_notes_name_paths_from_the_tree_not_the_pilots_folder(
+    tmp_path: Path,
+) -> None:
+    """A test's message and a check's note hold the tree's paths as the runner printed
+    them; stored, they are the repository's own (`calc.py`, `.`), the same for every
+    pilot and at base as after, never a pilot's throwaway folder."""
+    from tests.conftest import BASE_FILES, HUMAN_FILES, TINY_BENCH
+
+    repo = tmp_path / "repo"
+    make_repo(
+        repo, {**BASE_FILES, "test_where.py": WHERE, "test_broken.py": BROKEN}, HUMAN_FILES, "human"
+    )
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "bench.toml").write_text(TINY_BENCH.format(repo=repo))
+    [first] = benchkit.pilot(str(bench), arm="human", store=tmp_path / "store", sandbox="none")
+    [again] = benchkit.pilot(
+        str(bench), arm="human", store=tmp_path / "store", trials=2, sandbox="none"
+    )
+    tests = benchkit.table("tests", tmp_path / "store")
+    messages = tests.filter(pl.col("message").is_not_null())
+    assert set(messages["phase"]) >= {"base", "after"}
+    for text in [
+        *messages["message"],
+        *benchkit.table("checks", tmp_path / "store")["note"].drop_nulls(),
+    ]:
+        assert "pilots" not in text and str(tmp_path) not in text, text
+    where = messages.filter(pl.col("test") == "test_where")["message"].unique().to_list()
+    assert where == ["AssertionError: calc.py"], where
+    here = messages.filter(pl.col("test") == "test_here")["message"].unique().to_list()
+    assert here == ["AssertionError: in ."], here
+    note = first.after("test")
+    assert note is not None and note.note is not None
+    assert note.note.startswith("1 could not run: test_broken.py: ")
+    assert "RuntimeError: missing.py" in note.note
+    assert again.run_id != first.run_id

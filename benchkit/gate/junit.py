@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 from xml.etree.ElementTree import ParseError
 
@@ -192,3 +192,22 @@ def failed_count(cases: Iterable[CaseResult]) -> int:
 def failing_files(cases: Sequence[CaseResult]) -> list[str]:
     """The files with a failing case, in report order (cases with no file left out)."""
     return list(dict.fromkeys(c.file for c in cases if c.failing and c.file))
+
+
+def in_tree(cases: Iterable[CaseResult], roots: Sequence[str]) -> tuple[CaseResult, ...]:
+    """The cases with each path under a root (the tree the tests ran in, as given and
+    resolved) in their messages written from the tree (`/…/tree/calc.py` is `calc.py`,
+    the tree itself `.`): a message then reads the same for every pilot, at base as
+    after, and holds no pilot's throwaway folder."""
+    known = sorted({r.rstrip("/") for r in roots if r.strip("/")}, key=len, reverse=True)
+    if not known:
+        return tuple(cases)
+    roots = "|".join(re.escape(r) for r in known)
+    under = re.compile(f"(?:{roots})" + r"(?:/|(?![\w.-]))")
+    return tuple(
+        replace(c, message=under.sub(_from_tree, c.message)) if c.message else c for c in cases
+    )
+
+
+def _from_tree(match: re.Match[str]) -> str:
+    return "" if match.group().endswith("/") else "."

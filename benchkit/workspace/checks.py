@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchkit.bench.bench_file import Bench, Check
-from benchkit.gate.junit import CaseResult, ReportError, failed_count, parse_report
+from benchkit.gate.junit import CaseResult, ReportError, failed_count, in_tree, parse_report
 from benchkit.gate.runners import Runner, runner_of
 from benchkit.gate.verdict import TestRun, run_problem
 from benchkit.store.records import CheckResult, CheckStatus, Phase
@@ -75,7 +75,8 @@ def read_report(
     if not cases:
         return (), f"{report.name}: the report names no test"
     found = tuple(cases)
-    return (runner.with_unloaded(found, log) if runner else found), None
+    found = runner.with_unloaded(found, log) if runner else found
+    return (in_tree(found, [str(root), str(root.resolve())]) if root else found), None
 
 
 def could_not_run(cases: tuple[CaseResult, ...]) -> str | None:
