@@ -15,6 +15,7 @@ import pytest
 
 import benchkit
 from benchkit.run.events import Event, StageBegun
+from benchkit.run.recovery import RecoveryWarning
 from benchkit.store.heartbeat import read_beats
 from tests.conftest import TinyRepo
 from tests.test_isolation import needs_bwrap
@@ -108,7 +109,8 @@ def test_a_sigkilled_benchkit_on_a_local_ray_cluster_leaves_no_worker_and_no_arm
         while (_pgrep(token) or any(map(_alive, tasks))) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert _pgrep(token) == [] and not [t for t in tasks if _alive(t)]
-        benchkit.recover(store)  # the next benchkit judges them: their worker is gone
+        with pytest.warns(RecoveryWarning, match="now crashed"):
+            benchkit.recover(store)  # the next benchkit judges them: their worker is gone
         runs = benchkit.runs(store)
         assert sorted(runs["status"]) == ["crashed", "crashed"]
     finally:

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -269,6 +270,22 @@ def test_validate_writes_a_lock_the_gate_then_uses(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace('instruction = "Change', 'instruction = "Alter'))
     [stale] = plan([PilotSpec(bench=str(bench), arm="human")])
     assert stale.known_flaky == frozenset()
+
+
+def test_validate_checks_where_its_lock_goes_before_running_anything(tmp_path: Path) -> None:
+    bench = _bench(tmp_path, FEATURE, HUMAN, expected=EXPECTED)
+    afile = tmp_path / "a-file"
+    afile.write_text("x")
+    for out, said in ((tmp_path, "a folder, not a lock file"), (afile / "x.json", "not a folder")):
+        argv = [sys.executable, "-m", "benchkit", "bench", "validate", str(bench)]
+        argv += ["--out", str(out)]
+        started = time.monotonic()
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 2, done.stderr
+        [line] = done.stderr.splitlines()
+        assert line.startswith(f"benchkit: {out}: --out: ") and said in line, line
+        assert time.monotonic() - started < 5  # no check ran
+    assert not (bench / "bench.lock.json").exists()
 
 
 def test_validate_refuses_a_human_that_fails_its_own_must_pass(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import benchkit
-from benchkit.run.recovery import stop_processes
+from benchkit.run.recovery import RecoveryWarning, stop_processes
 from benchkit.workspace import proc
 from benchkit.workspace.cache import cache_dir
 from benchkit.workspace.proc import (
@@ -451,7 +451,8 @@ def test_a_store_too_full_to_record_is_one_line_and_no_half_record(
         for table in ("sites", "sessions", "tests", "checks"):
             assert not list((store / table).glob("2*.parquet")), table
         assert not [p for p in store.rglob("*") if p.name.endswith(".tmp")]
-        assert len(benchkit.recover(store)) == jobs
+        with pytest.warns(RecoveryWarning, match="now crashed"):
+            assert len(benchkit.recover(store)) == jobs
         rows = benchkit.runs(store).to_dicts()
         assert len(rows) == jobs
         assert {row["status"] for row in rows} == {"crashed"}

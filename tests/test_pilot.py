@@ -206,6 +206,25 @@ def test_a_bad_test_report_is_never_a_pass(tiny: TinyRepo, tmp_path: Path, broke
     assert test.note is not None and "junit.xml" in test.note
 
 
+def test_a_test_report_path_that_is_a_folder_is_never_a_pass(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """`report` names a folder (the runner writes its report inside it): the test check
+    fails, its note says why, and the pilot is recorded, at base as after."""
+    text = tiny.bench_file.read_text().replace('report = "junit.xml"', 'report = "reports"')
+    text = text.replace(
+        'command = "python -m pytest -q -p no:cacheprovider --junitxml {report}"',
+        'command = "python -m pytest -q -p no:cacheprovider --junitxml {report}/junit.xml"',
+    )
+    tiny.bench_file.write_text(text)
+    run = _one(tiny, "human", tmp_path)
+    assert run.status == "ok", run.failure_detail
+    for phase in ("base", "after"):
+        [test] = [c for c in run.checks if c.check == "test" and c.phase == phase]
+        assert test.status == "fail" and test.note == "reports: a folder, not a test report"
+    assert run.gate is not None and run.gate.verdict == "error"
+
+
 @dataclass(frozen=True)
 class Raising:
     """A real arm that edits a file, then stops the way a user or a bug stops it."""

@@ -54,6 +54,10 @@ def test_a_good_file_loads(tmp_path: Path) -> None:
         (GOOD.replace('name = "ok"\n', ""), "name", "Field required"),
         (GOOD.replace('name = "ok"', 'name = "a b"'), "name", "String should match"),
         (GOOD + "timeout = 'soon'\n", "checks.0.timeout", "valid number"),
+        (GOOD + "timeout = true\n", "checks.0.timeout", "valid number"),
+        (GOOD + "timeout = inf\n", "checks.0.timeout", "finite number"),
+        (GOOD + "timeout = nan\n", "checks.0.timeout", "finite number"),
+        (GOOD + "timeout = 1e300\n", "checks.0.timeout", "less than or equal to 604800"),
         (GOOD + "count = 'lines'\n", "checks.0.count", "Input should be"),
         (GOOD + "count = {junit = true, regex = '(x)'}\n", "checks.0.count", "give one of"),
         (

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 
-from benchkit.bench.files import Command, Strict, validated
+from benchkit.bench.files import Command, Seconds, Strict, validated
 from benchkit.bench.names import NAME
 from benchkit.errors import ArmError
 
@@ -103,8 +103,8 @@ class ArmFile(Strict):
     model: str = ""  # used when the pilot names none
     setup: list[Command] = Field(default_factory=list)
     command: Command
-    timeout: Annotated[float, Field(gt=0)] = 1800.0
-    grace: Annotated[float, Field(ge=0)] = 10.0
+    timeout: Annotated[Seconds, Field(gt=0)] = 1800.0
+    grace: Annotated[Seconds, Field(ge=0)] = 10.0
     network: StrictBool = True  # in the sandbox: false gives the tool no network
     vars: dict[str, str] = Field(default_factory=dict)
     env: ArmEnv = Field(default_factory=ArmEnv)

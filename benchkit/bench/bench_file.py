@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
-from benchkit.bench.files import Command, Strict, validated
+from benchkit.bench.files import Command, Seconds, Strict, validated
 from benchkit.bench.names import NAME
 from benchkit.errors import BenchError
 from benchkit.gate.runners import RUNNERS
@@ -54,7 +54,7 @@ class Check(Strict):
 
     name: Annotated[str, Field(pattern=NAME)]
     command: Command
-    timeout: Annotated[float, Field(gt=0)] = 300.0
+    timeout: Annotated[Seconds, Field(gt=0)] = 300.0
     count: Count | None = None
 
     @field_validator("count", mode="before")

@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from benchkit.errors import BenchkitError
 
@@ -24,12 +24,15 @@ def _runnable(command: str | list[str]) -> str | list[str]:
 
 
 Command = Annotated[str | list[str], AfterValidator(_runnable)]  # a check's or an arm's
+LONGEST_S = 7 * 24 * 3600.0  # a week: a timeout past it is a slip of the keyboard
+# A time in a file: a number (never `true`, never a string), finite, at most a week.
+Seconds = Annotated[float, Field(strict=True, allow_inf_nan=False, le=LONGEST_S)]
 
 
 class Strict(BaseModel):
     """A file's model: unknown keys are errors, values cannot change."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 def _field(loc: tuple[int | str, ...]) -> str:

@@ -7,6 +7,7 @@ reference does not pass its own `must_pass`, is refused with the reason.
 
 from __future__ import annotations
 
+import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,6 +108,7 @@ def validate(bench: str | Path, *, reruns: int = 3, out: Path | str | None = Non
     tests = found_bench.file.tests
     if tests is None:
         raise BenchError(found_bench.path, "tests", "validation needs [tests]: the test check")
+    path = _lock_target(Path(out) if out is not None else lock_path(found_bench), out)
     repo = prepare_repository(found_bench)
     made = recipe(found_bench, repo)
     logs = cache_dir() / "validate" / f"{found_bench.name}-{uuid.uuid4().hex[:8]}"
@@ -139,10 +141,23 @@ def validate(bench: str | Path, *, reruns: int = 3, out: Path | str | None = Non
             for test, failed in found.varied().items()
         ),
     )
-    path = Path(out) if out is not None else lock_path(found_bench)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(to_json(lock))
     return Validation(bench=found_bench.name, lock=lock, path=path)
+
+
+def _lock_target(path: Path, out: Path | str | None) -> Path:
+    """Where the lock file goes, checked before any check runs: not a folder, and in a
+    folder that is one (or can be made) and that benchkit may write."""
+    option = "--out" if out is not None else ""
+    if path.is_dir():
+        raise UsageError(path, option, "a folder, not a lock file")
+    parent = next(p for p in path.absolute().parents if p.exists())
+    if not parent.is_dir():
+        raise UsageError(path, option, f"cannot write the lock file: {parent} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(path, option, f"cannot write the lock file in {parent}")
+    return path
 
 
 def _refuse_must_pass(bench: Bench, human: Outcomes, must_pass: list[str]) -> None:

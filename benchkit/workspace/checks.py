@@ -67,6 +67,8 @@ def read_report(
     an `error` case. Pilots, `ab` and `probe` all read reports here."""
     if not report.exists():
         return None, f"no test report at {report.name}"
+    if report.is_dir():
+        return None, f"{report.name}: a folder, not a test report"
     text = report.read_text(encoding="utf-8", errors="replace")
     try:
         cases = runner.read_report(text, root) if runner else parse_report(text)
@@ -150,6 +152,13 @@ def test_run_of(
     )
 
 
+def _stale_gone(report: Path) -> None:
+    """A report left by an earlier run removed: it must not pass for a new one (a
+    folder where the report goes is left, and read as no report)."""
+    if not report.is_dir():
+        report.unlink(missing_ok=True)
+
+
 def run_check(
     check: Check,
     *,
@@ -169,7 +178,7 @@ def run_check(
         or (tests is not None and tests.check == check.name)
     )
     if report is not None and by_report:
-        report.unlink(missing_ok=True)  # a stale report must not pass for a new one
+        _stale_gone(report)
     values = {"worktree": str(worktree), "report": str(report or "")}
     finished, output = _run(
         substitute(check.command, values),
@@ -235,7 +244,7 @@ def run_alone(
     tests = bench.file.tests
     assert tests is not None
     report = worktree / tests.report
-    report.unlink(missing_ok=True)
+    _stale_gone(report)
     test_check = next(c for c in bench.file.checks if c.name == tests.check)
     safe = file.replace("/", "_")
     finished, output = _run(
