@@ -156,6 +156,10 @@ def test_probe_judgement(head: str, reverted: str | None, verdict: str) -> None:
     [
         (["ab", "--base", "nope", "--head", "fix", "--", "true"], "--base: no such ref: nope"),
         (
+            ["ab", "--base", "main", "--head", "fix", "--factor", "nan", "--", "true"],
+            "factor: is a finite number of at least 1, not nan",
+        ),
+        (
             ["probe", "--base", "main", "--head", "fix", "--", "python", "-m", "pytest"],
             "command: the probe needs a JUnit report",
         ),

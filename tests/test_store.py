@@ -578,3 +578,17 @@ def test_wall_time_is_the_whole_pilot_and_its_phases_sum_to_it(
     assert row["wall_s"] <= (after - before).total_seconds()  # from its start to its record
     log = (tmp_path / "artifacts" / run.run_id / "logs" / "pilot.log").read_text()
     assert re.fullmatch(r"cleanup: \d+\.\d{3} s after the record\n", log)
+
+
+def test_a_stores_files_take_the_users_umask_not_owner_only(tiny: TinyRepo, tmp_path: Path) -> None:
+    """A store a lab shares: its files read for the group and others as the umask lets
+    them (0644 under umask 022), as any file the user makes, not mkstemp's 0600."""
+    store = tmp_path / "store"
+    code = (
+        "import os, sys, benchkit; os.umask(0o022); "
+        "benchkit.pilot(sys.argv[1], arm='noop', store=sys.argv[2])"
+    )
+    subprocess.run([sys.executable, "-c", code, str(tiny.bench_dir), str(store)], check=True)
+    files = [p for p in store.rglob("*.parquet")]
+    assert len(files) >= 5
+    assert {oct(p.stat().st_mode & 0o777) for p in files} == {"0o644"}

@@ -13,6 +13,7 @@ failing: `benchkit ab --fail-on-flip` exits 1 on any.
 
 from __future__ import annotations
 
+import math
 import shlex
 import statistics
 from collections.abc import Mapping, Sequence
@@ -23,6 +24,7 @@ from typing import Any
 
 from benchkit.analysis.markdown import markdown_table
 from benchkit.change.testrun import CommandRun, bench_environment, run_at
+from benchkit.errors import UsageError
 from benchkit.store.parquet import made_store, store_path, write_table
 from benchkit.store.schema import SCHEMA_VERSION, table_schema
 from benchkit.workspace.git import mirror_repository, resolve_ref
@@ -179,6 +181,10 @@ def ab(
     in a fresh worktree, `repeat` times a side, with the caller's environment (or the
     environment of `bench`); record it in the store's `ab` table. A duration change
     is called only past `factor` and with repeats that do not overlap."""
+    if not (math.isfinite(factor) and factor >= 1):
+        raise UsageError("factor", "", f"is a finite number of at least 1, not {factor}")
+    if repeat < 1:
+        raise UsageError("repeat", "", f"must be at least 1, not {repeat}")
     repo, store = Path(repo), store_path(store)
     mirror = mirror_repository(repo)
     shas = {

@@ -17,10 +17,10 @@ import hashlib
 import json
 import os
 import socket
-import tempfile
 from pathlib import Path
 
 from benchkit.run.plan import Plan
+from benchkit.store.atomic import temporary_file
 from benchkit.workspace.proc import alive, process_start
 
 
@@ -70,7 +70,7 @@ def _created(path: Path) -> bool:
     """Make the claim at `path`, whole, only when there is none: written beside it and
     linked into place, so that no other benchkit ever reads it half-written (and takes
     it over as a dead one's)."""
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    handle, tmp = temporary_file(path.parent, f".{path.name}.")
     try:
         with os.fdopen(handle, "w") as file:
             json.dump(_mine(), file)

@@ -15,7 +15,6 @@ import json
 import os
 import socket
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from benchkit.run.events import Event, Planned, Recorded, Sink, StageBegun
+from benchkit.store.atomic import temporary_file
 from benchkit.workspace.proc import alive, process_start
 
 BAR = 24  # characters of the bar
@@ -209,7 +209,7 @@ class Ledger:
     def _write(self, line: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):  # a full store: the runs say so
             self._path.parent.mkdir(parents=True, exist_ok=True)
-            handle, tmp = tempfile.mkstemp(dir=self._path.parent, suffix=".tmp")
+            handle, tmp = temporary_file(self._path.parent, ".ledger.")
             with os.fdopen(handle, "w") as file:
                 json.dump(line, file)
             os.replace(tmp, self._path)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 import threading
 import warnings
 from dataclasses import asdict, dataclass, replace
@@ -20,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchkit.errors import StoreWarning
+from benchkit.store.atomic import temporary_file
 
 PROMISED_S = 10.0  # a heartbeat at least this often
 STALE_AFTER_S = 3 * PROMISED_S
@@ -62,7 +62,7 @@ def write_beat(store: Path, beat: Beat) -> None:
     """The beat, written atomically (a reader never sees half of it)."""
     folder = _folder(store)
     folder.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=f".{beat.run_id}.", suffix=".tmp", dir=folder)
+    handle, tmp = temporary_file(folder, f".{beat.run_id}.")
     try:
         with os.fdopen(handle, "w") as file:
             json.dump(asdict(beat), file)

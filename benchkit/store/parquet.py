@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 
 from benchkit.bench.names import NAME
 from benchkit.errors import StoreError, StoreWarning
+from benchkit.store.atomic import temporary_file
 from benchkit.store.records import Run
 from benchkit.store.rows import check_rows, run_row, session_rows, site_rows, test_rows
 from benchkit.store.schema import SCHEMA_VERSION, TABLES, table_schema
@@ -178,7 +179,7 @@ def write_arrow(store: Path, table: str, name: str, data: pa.Table) -> Path:
     if not folder.is_dir():
         made_store(store).joinpath(table).mkdir(exist_ok=True)
     final = folder / f"{name}.parquet"
-    handle, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    handle, tmp = temporary_file(folder, f".{name}.")
     try:
         # written through the handle made with the name, buffered: opened again by
         # its name, truncated, ext4 would write each file out as it closes (its
