@@ -12,7 +12,8 @@ NOTEBOOKS = Path(__file__).parent.parent / "notebooks"
 
 def test_every_plot_cell_of_the_compare_notebook_shows_an_image(tmp_path: Path) -> None:
     notebook = nbformat.read(NOTEBOOKS / "02_compare_arms.ipynb", as_version=4)  # type: ignore[no-untyped-call]
-    notebook.cells[1].source = notebook.cells[1].source.replace("trials = 3", "trials = 2")
+    parameters = notebook.cells[1].source.replace("trials = 3", "trials = 2")
+    notebook.cells[1].source = parameters.replace("store = None", f"store = {str(tmp_path)!r}")
     NotebookClient(notebook, timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
     plots = [c for c in notebook.cells if c.cell_type == "code" and "bk.plot(" in c.source]
     assert len(plots) == 4
