@@ -503,6 +503,10 @@ def test_a_tool_over_its_max_cost_is_a_budget_failure(tiny: TinyRepo, tmp_path: 
         ),
         (["--arm", "fake-agent", "--max-cost", "1", "--var", "colour=red"], "no variable 'colour'"),
         (["--arm", "no-such-arm"], "no-such-arm: no such arm (built in: human, noop"),
+        (
+            ["--arm", "noop", "--arm", "human", "--var", "colour=red"],
+            "human, noop: --var: no arm here takes variables (given: colour)",
+        ),
     ],
 )
 def test_bad_arm_input_exits_2_and_writes_nothing(

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from benchkit.arms.command import CommandArm
 from benchkit.arms.protocol import Arm
 from benchkit.arms.registry import arm_digest, resolve_arm
 from benchkit.bench.bench_file import Bench
 from benchkit.bench.find import find_bench
 from benchkit.bench.lock import bench_digest, lock_path, read_lock
-from benchkit.errors import BenchError
+from benchkit.errors import ArmError, BenchError
 from benchkit.store.records import PilotSpec
 from benchkit.workspace.environment import Recipe, recipe
 from benchkit.workspace.git import Repository, prepare_repository
@@ -83,7 +84,18 @@ def plan(
                 arm_digest=arm_digest(arm, spec),
             )
         )
+    _vars_taken(plans)
     return plans
+
+
+def _vars_taken(plans: list[Plan]) -> None:
+    """Raises `ArmError` when `--var` values are given and no arm of the matrix takes
+    variables (only built-in arms): a value no arm reads is a mistake, not a no-op.
+    Each arm file checks the names it is given itself."""
+    given = sorted({name for p in plans for name, _ in p.spec.arm_vars})
+    if given and not any(isinstance(p.arm, CommandArm) for p in plans):
+        arms = ", ".join(sorted({p.spec.arm for p in plans}))
+        raise ArmError(arms, "--var", f"no arm here takes variables (given: {given[0]})")
 
 
 def known_flaky(bench: Bench, repo: Repository, made: Recipe) -> frozenset[tuple[str, str]]:
