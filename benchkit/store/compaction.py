@@ -53,7 +53,8 @@ def compact(store: Path | str | None = None, *, least: int = 2) -> dict[str, int
             merged[table] = 0
             if len(candidates) < max(least, 1):
                 continue
-            files, combined = _combined(store, table, candidates)
+            read = _read_already(runs, candidates) if table == "runs" else None
+            files, combined = read or _combined(store, table, candidates)
             if combined is None or len(files) < least:
                 continue
             write_arrow(store, table, part_name(), combined)
@@ -61,6 +62,17 @@ def compact(store: Path | str | None = None, *, least: int = 2) -> dict[str, int
                 f.unlink(missing_ok=True)
             merged[table] = len(files)
     return merged
+
+
+def _read_already(runs: pl.DataFrame, candidates: list[Path]) -> tuple[list[Path], pa.Table] | None:
+    """The candidates' rows from the runs table the compaction read first (a run's own
+    file holds its one row): one read of the table, not two. None when a candidate's
+    row is not there once (read the files then)."""
+    ids = [f.stem for f in candidates]
+    chosen = runs.filter(pl.col("run_id").is_in(ids))
+    if chosen.height != len(ids) or chosen["run_id"].n_unique() != len(ids):
+        return None
+    return candidates, chosen.to_arrow()
 
 
 def _combined(
