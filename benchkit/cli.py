@@ -506,8 +506,14 @@ def report(out: Path, run_set: str | None, store: Path | None) -> None:
 @store_option
 def import_(file: Path, maps: tuple[str, ...], ignore: tuple[str, ...], store: Path | None) -> None:
     """Add runs recorded elsewhere (a CSV file) to the store, marked imported."""
+    from benchkit.store.imports import import_name
+    from benchkit.store.parquet import store_path
+
+    before = store_path(store) / "runs" / (f"{import_name(file)}.parquet" if file.is_file() else "")
+    again = before.is_file()  # this file's runs, imported before: replaced
     ids = benchkit.import_runs(file, store, mapping=dict(_pairs("--map", maps)), ignore=ignore)
-    click.echo(f"imported {len(ids)} runs from {file}")
+    said = f"imported {len(ids)} run{'' if len(ids) == 1 else 's'} from {file}"
+    click.echo(f"{said}{'; they replace those of its earlier import' if again else ''}")
 
 
 @main.command(name="ab")
@@ -602,7 +608,8 @@ def probe(
 def compact(store: Path | None) -> None:
     """Merge the runs' own files into one file per table, so the store reads fast."""
     merged = benchkit.compact(_read_store(store))
-    click.echo(", ".join(f"{table}: {n} files" for table, n in merged.items()))
+    said = ", ".join(f"{table}: {n} file{'' if n == 1 else 's'}" for table, n in merged.items())
+    click.echo(f"merged into one part per table: {said}")
 
 
 @main.command()

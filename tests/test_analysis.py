@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import subprocess
@@ -364,6 +365,10 @@ def test_import_runs_recorded_elsewhere(tmp_path: Path) -> None:
         ("bench,arm,test_status\ndemo,x,passed\n", "row 2, test_status", "not one of ok, fail"),
         ("bench,arm,started_at\ndemo,x,yesterday\n", "row 2, started_at", "not a date"),
         ("bench,arm,run_id\ndemo,x,r1\ndemo,y,r1\n", "row 3, run_id", "row 2 has it too"),
+        ("bench,arm,test_verdict\ndemo,x,PASSED\n", "row 2, test_verdict", "not one of pass, "),
+        ("bench,arm,launcher\ndemo,x,cloud\n", "row 2, launcher", "not one of serial, "),
+        ("bench,arm,ci_status\ndemo,x,green\n", "row 2, ci_status", "not one of ok, fail"),
+        ("bench,arm,my check_status\ndemo,x,ok\n", "my check_status", "unknown column"),
     ],
 )
 def test_a_bad_csv_names_the_row_and_column(
@@ -433,6 +438,17 @@ def test_a_map_that_clashes_is_one_line(
     assert str(caught.value).startswith(f"{path}: {said}")
 
 
+def test_a_bad_csv_names_every_bad_cell_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text("bench,arm,wall_s,trial,run_id\ndemo,x,soon,0,r1\ndemo,x,1,1,r1\n")
+    with pytest.raises(ImportFileError) as caught:
+        read_csv(path)
+    assert str(caught.value) == (
+        f"{path}: row 2, wall_s: not a Float64: 'soon'; row 2, trial: less than 1: 0; "
+        "row 3, run_id: row 2 has it too"
+    )
+
+
 def test_an_imported_run_id_is_a_name_not_a_path(tmp_path: Path) -> None:
     path = tmp_path / "ids.csv"
     path.write_text("bench,arm,run_id\nb,a,../../x\n")
@@ -451,7 +467,11 @@ def test_an_imported_run_id_the_store_holds_from_elsewhere_is_refused(tmp_path: 
     assert benchkit.import_runs(first, store) == ["r1"]
     with pytest.raises(ImportFileError) as caught:
         benchkit.import_runs(second, store)
-    assert str(caught.value) == f"{second}: row 3, run_id: the store holds run r1 already"
+    digest = hashlib.sha256(first.read_bytes()).hexdigest()[:12]
+    assert str(caught.value) == (
+        f"{second}: row 3, run_id: the store holds run r1 already "
+        f"(in runs/imported-{digest}.parquet)"
+    )
     assert benchkit.runs(store)["run_id"].to_list() == ["r1"]
 
 
@@ -467,6 +487,15 @@ def test_cli_import_and_its_errors(tmp_path: Path) -> None:
         text=True,
     )
     assert (done.returncode, done.stdout.strip()) == (0, f"imported 2 runs from {good}")
+    again = subprocess.run(
+        [sys.executable, "-m", "benchkit.cli", "import", str(good)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert again.stdout.strip() == (
+        f"imported 2 runs from {good}; they replace those of its earlier import"
+    )
     done = subprocess.run(
         [sys.executable, "-m", "benchkit.cli", "import", str(bad)],
         env=env,

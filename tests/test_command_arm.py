@@ -451,9 +451,11 @@ session_cost = "cost"
     ("report", "said"),
     [
         ("{not json", "report.json: not JSON: "),
-        ('{"cost": -5}', "cost -5.0 is not a cost in USD"),
-        ('{"cost": NaN}', "cost nan is not a cost in USD"),
-        ('{"cost": 0.5, "sessions": [{"cost": -1}]}', "session 0's cost -1.0 is not a cost in USD"),
+        ('{"cost": -5}', "cost_usd -5.0 is not a cost in USD"),
+        ('{"cost": NaN}', "cost_usd nan is not a cost in USD"),
+        ('{"cost": 0.5, "sessions": [{"cost": -1}]}', "session 0's cost_usd -1.0 is not a cost"),
+        ('{"cost": "abc"}', "cost 'abc' is not a number: recorded as missing"),
+        ('{"cost": 1e300}', "cost_usd 1e+300 is not a cost in USD: recorded as missing"),
     ],
 )
 def test_a_report_that_cannot_be_read_or_gives_no_cost_is_said_and_recorded_as_missing(

@@ -232,15 +232,23 @@ def test_a_bad_jest_json_report_is_an_error(text: str, why: str) -> None:
         RUNNERS["vitest"].read_report('{"testResults": []}')
 
 
-def test_in_tree_writes_the_trees_paths_from_the_tree_and_nothing_else() -> None:
-    case = CaseResult(
-        file="t.py",
-        name="t",
-        outcome="failed",
-        duration_s=0.0,
-        message="/w/tree/a.py, /w/tree, /w/tree2/b.py, /w/tree.bak, /w/tree: x, /real/a.py",
-    )
+@pytest.mark.parametrize(
+    ("message", "written"),
+    [
+        ("/w/tree/a.py", "a.py"),
+        ("at /w/tree, then /w/tree: x", "at ., then .: x"),
+        ("'/w/tree/'", "'.'"),
+        ("/real/a.py", "a.py"),  # the root as resolved
+        ("/w/tree2/b.py /w/tree.bak /w/tree~1/x", "/w/tree2/b.py /w/tree.bak /w/tree~1/x"),
+        ("/srv/m/w/tree/calc.py file:///w/tree/x", "/srv/m/w/tree/calc.py file:///w/tree/x"),
+        ("(/w/tree/a/b.py:3)", "(a/b.py:3)"),
+    ],
+)
+def test_in_tree_writes_the_trees_paths_from_the_tree_and_nothing_else(
+    message: str, written: str
+) -> None:
+    case = CaseResult(file="t.py", name="t", outcome="failed", duration_s=0.0, message=message)
     [seen] = in_tree([case], ["/w/tree", "/real/"])
-    assert seen.message == "a.py, ., /w/tree2/b.py, /w/tree.bak, .: x, a.py"
+    assert seen.message == written
     assert in_tree([case], [])[0] == case
     assert in_tree([replace(case, message=None)], ["/w/tree"])[0].message is None

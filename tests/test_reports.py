@@ -150,13 +150,35 @@ def test_a_startup_banner_naming_a_budget_is_not_a_budget_stop() -> None:
     assert failure is not None and failure.kind == "crash"
 
 
-@pytest.mark.parametrize("cost", ["-0.5", "Infinity", "NaN"])
+@pytest.mark.parametrize("cost", ["-0.5", "Infinity", "NaN", "1e300", '"lots"'])
 def test_a_cost_a_tool_could_not_have_spent_is_missing_and_said(cost: str) -> None:
     stdout = f'{{"type": "result", "subtype": "success", "total_cost_usd": {cost}}}'
     report = read_report(ClaudeCodeReport(adapter="claude-code"), stdout=stdout, file_text=None)
     assert (report.cost_usd, report.cost_source) == (None, "missing")
     assert [s.cost_usd for s in report.session_list] == [None]
-    assert report.problem is not None and "is not a cost in USD" in report.problem
+    assert report.problem is not None
+    assert "is not a cost in USD" in report.problem or "is not a number" in report.problem
     fine = stdout.replace(cost, "0")
     free = read_report(ClaudeCodeReport(adapter="claude-code"), stdout=fine, file_text=None)
     assert (free.cost_usd, free.problem) == (0.0, None)  # nothing spent is a cost
+
+
+def test_a_count_or_a_time_a_tool_could_not_have_given_is_missing_and_said() -> None:
+    spec = JsonPathReport(
+        adapter="jsonpath",
+        file="r.json",
+        cost="$.cost",
+        sessions="$.n",
+        session_list="$.list",
+        session_turns="turns",
+        session_duration="s",
+    )
+    text = '{"cost": 0.1, "n": -2, "list": [{"turns": -1, "s": 3}, {"turns": 2, "s": -4}]}'
+    report = read_report(spec, stdout="", file_text=text)
+    assert (report.cost_usd, report.sessions) == (0.1, None)
+    assert [(s.turns, s.duration_s) for s in report.session_list] == [(None, 3.0), (2, None)]
+    assert report.problem == (
+        "sessions -2 is not a count: recorded as missing; "
+        "session 0's turns -1 is not a count: recorded as missing; "
+        "session 1's duration_s -4.0 is not a time in seconds: recorded as missing"
+    )

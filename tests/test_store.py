@@ -415,6 +415,22 @@ def test_a_file_of_the_wrong_schema_is_skipped_once_by_reads_and_compaction(
         assert benchkit.runs(tmp_path).height == 2
 
 
+def _newer_file(runs: Path, versions: tuple[int, ...] = (99,)) -> Path:
+    """A runs file as a newer benchkit would write it: the first run's row, under a
+    new id, of schema `versions` (one row each; a current one and 99: a newer part)."""
+    [own] = sorted(runs.glob("2*.parquet"))[:1]
+    row = pq.read_table(own)
+    where = row.schema.get_field_index("schema_version")
+    rows = []
+    for n, version in enumerate(versions):
+        copy = row.set_column(where, "schema_version", pa.array([version], pa.int32()))
+        rows.append(copy.set_column(0, "run_id", pa.array([f"20990101T000002-newer99{n}"])))
+    name = "part-20990101T000002-newer" if len(versions) > 1 else "20990101T000002-newer990"
+    path = runs / f"{name}.parquet"
+    pq.write_table(pa.concat_tables(rows), path)
+    return path
+
+
 @pytest.mark.parametrize("loose", [1, SCAN_AT_ONCE + 2])
 def test_a_file_of_another_table_or_of_no_table_is_no_run(
     tiny: TinyRepo, tmp_path: Path, loose: int
@@ -428,12 +444,7 @@ def test_a_file_of_another_table_or_of_no_table_is_no_run(
     [sites] = (tmp_path / "sites").glob("*.parquet")
     shutil.copy(sites, runs / "20990101T000000-sitesrow.parquet")
     pq.write_table(pa.table({"a": [1, 2]}), runs / "20990101T000001-foreignf.parquet")
-    [own] = sorted(runs.glob("2*.parquet"))[:1]
-    newer = pq.read_table(own)
-    where = newer.schema.get_field_index("schema_version")
-    newer = newer.set_column(where, "schema_version", pa.array([99], pa.int32()))
-    newer = newer.set_column(0, "run_id", pa.array(["20990101T000002-newer999"]))
-    pq.write_table(newer, runs / "20990101T000002-newer999.parquet")
+    _newer_file(runs)
     with pytest.warns(StoreWarning) as warned:
         frame = benchkit.runs(tmp_path)
     assert frame.height == loose
@@ -442,7 +453,7 @@ def test_a_file_of_another_table_or_of_no_table_is_no_run(
     assert len(said) == 3, said
     assert "sitesrow" in said[0] and "not a runs file" in said[0] and "'site'" in said[0]
     assert "foreignf" in said[1] and "not a runs file: no column 'run_id'" in said[1]
-    assert "newer999" in said[2] and "schema version 99" in said[2] and "newer" in said[2]
+    assert "newer990" in said[2] and "schema version 99" in said[2] and "newer" in said[2]
     scanned = benchkit.scan(store=tmp_path).collect()  # warned once a process: no warning
     assert scanned.sort("run_id").equals(frame.sort("run_id"))
     done = _cli("runs", store=tmp_path)
@@ -459,19 +470,37 @@ def test_a_newer_benchkits_file_among_many_is_neither_read_nor_merged(
     benchkit.pilot(str(tiny.bench_dir), arm="noop", store=tmp_path)
     _copies(tmp_path, "runs", [f"20260101T0000{n:02d}-{n:08x}" for n in range(MERGE_PAST + 1)])
     runs = tmp_path / "runs"
-    [own] = sorted(runs.glob("2*.parquet"))[:1]
-    newer = pq.read_table(own)
-    where = newer.schema.get_field_index("schema_version")
-    newer = newer.set_column(where, "schema_version", pa.array([99], pa.int32()))
-    newer = newer.set_column(0, "run_id", pa.array(["20990101T000002-newer999"]))
-    pq.write_table(newer, runs / "20990101T000002-newer999.parquet")
-    with pytest.warns(StoreWarning, match=r"newer999\.parquet: schema version 99 is newer"):
+    _newer_file(runs)
+    with pytest.warns(StoreWarning, match=r"newer990\.parquet: 1 row of schema version 99, newer"):
         frame = benchkit.runs(tmp_path)
     assert frame.height == MERGE_PAST + 2
-    assert "20990101T000002-newer999" not in frame["run_id"].to_list()
+    assert "20990101T000002-newer990" not in frame["run_id"].to_list()
     [part] = runs.glob("part-*.parquet")
-    assert (runs / "20990101T000002-newer999.parquet").exists()
+    assert (runs / "20990101T000002-newer990.parquet").exists()
     assert pq.read_table(part).num_rows == MERGE_PAST + 2
+
+
+@pytest.mark.parametrize("loose", [1, SCAN_AT_ONCE + 2])
+def test_a_part_of_a_newer_benchkit_gives_its_current_rows_to_every_read(
+    tiny: TinyRepo, tmp_path: Path, loose: int
+) -> None:
+    """A part a newer benchkit merged holds a current row and a row of schema 99: a
+    read in one scan, a lazy scan and a read footer by footer (a corrupt file beside
+    it) all take the first and leave out the second, saying so."""
+    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=tmp_path)
+    _copies(tmp_path, "runs", [f"20260101T0000{n:02d}-{n:08x}" for n in range(loose - 1)])
+    part = _newer_file(tmp_path / "runs", versions=(SCHEMA_VERSION, 99))
+    with pytest.warns(StoreWarning, match=rf"{part.name}: 1 row of schema version 99"):
+        read = benchkit.runs(tmp_path).sort("run_id")
+    assert read.height == loose + 1 and read["schema_version"].to_list() == [SCHEMA_VERSION] * (
+        loose + 1
+    )
+    scanned = benchkit.scan(store=tmp_path).collect().sort("run_id")
+    assert scanned.equals(read)
+    (tmp_path / "runs" / "20990101T000000-corrupt0.parquet").write_bytes(b"PAR1 nope")
+    with pytest.warns(StoreWarning, match="corrupt0"):
+        slow = read_table(tmp_path, "runs", merge=False).sort("run_id")
+    assert slow.select(read.columns).equals(read)
 
 
 def _as_file(path: Path) -> None:
@@ -582,13 +611,13 @@ def test_wall_time_is_the_whole_pilot_and_its_phases_sum_to_it(
 
 def test_a_stores_files_take_the_users_umask_not_owner_only(tiny: TinyRepo, tmp_path: Path) -> None:
     """A store a lab shares: its files read for the group and others as the umask lets
-    them (0644 under umask 022), as any file the user makes, not mkstemp's 0600."""
+    them (0640 under umask 027), as any file the user makes, not mkstemp's 0600."""
     store = tmp_path / "store"
     code = (
-        "import os, sys, benchkit; os.umask(0o022); "
+        "import os, sys, benchkit; os.umask(0o027); "
         "benchkit.pilot(sys.argv[1], arm='noop', store=sys.argv[2])"
     )
     subprocess.run([sys.executable, "-c", code, str(tiny.bench_dir), str(store)], check=True)
     files = [p for p in store.rglob("*.parquet")]
     assert len(files) >= 5
-    assert {oct(p.stat().st_mode & 0o777) for p in files} == {"0o644"}
+    assert {oct(p.stat().st_mode & 0o777) for p in files} == {"0o640"}

@@ -19,10 +19,12 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from benchkit.bench.arm_file import ClaudeCodeReport, JsonPathReport, Report
 from benchkit.store.records import NO_REPORT, ArmReport, SessionReport
+
+_R = TypeVar("_R", ArmReport, SessionReport)
 
 
 def _number(value: Any) -> float | None:
@@ -76,7 +78,8 @@ def read_claude_code(stdout: str) -> ArmReport:
     if is_error and error == subtype and text:
         error = f"{subtype}: {text}"
     duration_ms = _number(message.get("duration_ms"))
-    cost = _number(message.get("total_cost_usd", message.get("cost_usd")))
+    given = message.get("total_cost_usd", message.get("cost_usd"))
+    cost = _number(given)
     turns = _integer(message.get("num_turns"))
     budget = "budget" in subtype or "budget" in (text or "").lower()
     session = SessionReport(
@@ -97,7 +100,15 @@ def read_claude_code(stdout: str) -> ArmReport:
         over_budget=True if budget else None,
         error=error,
         session_list=(session,),
+        problem=_not_number("total_cost_usd", given, cost),
     )
+
+
+def _not_number(name: str, given: Any, read: float | None) -> str | None:
+    """Why a figure the report gives was not read: it is not a number."""
+    if given is None or read is not None:
+        return None
+    return f"{name} {given!r} is not a number: recorded as missing"
 
 
 def _find(path: str, document: Any) -> list[Any]:
@@ -156,8 +167,10 @@ def read_jsonpath(text: str | None, spec: JsonPathReport) -> ArmReport:
     flaky = _first(spec.flaky_files, document)
     over = _first(spec.over_budget, document)
     error = _first(spec.error, document)
+    given = _first(spec.cost, document)
     return ArmReport(
-        cost_usd=_number(_first(spec.cost, document)),
+        cost_usd=_number(given),
+        problem=_not_number("cost", given, _number(given)),
         sessions=_count(spec.sessions, document)
         if spec.sessions
         else (len(sessions) if spec.session_list else None),
@@ -197,32 +210,50 @@ ADAPTERS: dict[str, Callable[[Report, str, str | None], ArmReport]] = {
 
 
 def read_report(spec: Report, *, stdout: str, file_text: str | None) -> ArmReport:
-    """What the arm's report says, by the adapter its file names; a cost that is no
-    cost (negative, not a number) left out, and said in its `problem`."""
-    return costs_checked(ADAPTERS[spec.adapter](spec, stdout, file_text))
+    """What the arm's report says, by the adapter its file names; a figure no tool
+    could have given (see `figures_checked`) left out, and said in its `problem`."""
+    return figures_checked(ADAPTERS[spec.adapter](spec, stdout, file_text))
 
 
-def _no_cost(cost: float | None) -> bool:
-    return cost is not None and not (math.isfinite(cost) and cost >= 0)
+MOST_USD = 1_000_000.0  # a pilot's cost past a million dollars is a tool's bug, not a cost
+COSTS = ("cost_usd",)
+COUNTS = ("sessions", "sessions_accepted", "sessions_rejected", "feedback_rounds", "turns")
+TIMES = ("duration_s",)
 
 
-def costs_checked(report: ArmReport) -> ArmReport:
-    """The report with each cost that is not one (negative, NaN, infinite) left out,
-    recorded as missing, and why in its `problem`: benchkit never keeps a cost a tool
-    could not have spent."""
+def _not_a(name: str, value: float | None) -> str | None:
+    """What a reported figure is not, when it cannot be one; None when it can."""
+    if value is None:
+        return None
+    if name in COSTS and not (math.isfinite(value) and 0 <= value <= MOST_USD):
+        return "a cost in USD"
+    if name in COUNTS and value < 0:
+        return "a count"
+    if name in TIMES and not (math.isfinite(value) and value >= 0):
+        return "a time in seconds"
+    return None
+
+
+def _checked(record: _R, where: str, problems: list[str]) -> _R:
+    """The record with each figure that cannot be one set to None, and why appended."""
+    changes: dict[str, Any] = {}
+    for name in (*COSTS, *COUNTS, *TIMES):
+        value = getattr(record, name, None)
+        what = _not_a(name, value)
+        if what:
+            problems.append(f"{where}{name} {value} is not {what}: recorded as missing")
+            changes[name] = None
+    return replace(record, **changes) if changes else record
+
+
+def figures_checked(report: ArmReport) -> ArmReport:
+    """The report with each figure no tool could have given (a cost below 0, past
+    `MOST_USD` or not finite; a count below 0; a time below 0) left out, recorded as
+    missing, and why in its `problem`: benchkit never keeps what a tool could not
+    have spent or done."""
     problems = [report.problem] if report.problem else []
-    cost = report.cost_usd
-    if _no_cost(cost):
-        problems.append(f"cost {cost} is not a cost in USD: recorded as missing")
-        cost = None
-    sessions = []
-    for session in report.session_list:
-        if _no_cost(session.cost_usd):
-            said = f"session {session.session}'s cost {session.cost_usd} is not a cost in USD"
-            problems.append(f"{said}: recorded as missing")
-            session = replace(session, cost_usd=None)
-        sessions.append(session)
+    checked = _checked(report, "", problems)
+    sessions = tuple(_checked(s, f"session {s.session}'s ", problems) for s in report.session_list)
     if len(problems) == (1 if report.problem else 0):
         return report
-    problem = "; ".join(problems)
-    return replace(report, cost_usd=cost, session_list=tuple(sessions), problem=problem)
+    return replace(checked, session_list=sessions, problem="; ".join(problems))

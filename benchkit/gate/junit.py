@@ -198,16 +198,19 @@ def in_tree(cases: Iterable[CaseResult], roots: Sequence[str]) -> tuple[CaseResu
     """The cases with each path under a root (the tree the tests ran in, as given and
     resolved) in their messages written from the tree (`/…/tree/calc.py` is `calc.py`,
     the tree itself `.`): a message then reads the same for every pilot, at base as
-    after, and holds no pilot's throwaway folder."""
+    after, and holds no pilot's throwaway folder. A root is only rewritten where it
+    starts a path (not inside `/srv/m/…/tree`) and ends one (not `tree2`, `tree.bak`)."""
     known = sorted({r.rstrip("/") for r in roots if r.strip("/")}, key=len, reverse=True)
     if not known:
         return tuple(cases)
     roots = "|".join(re.escape(r) for r in known)
-    under = re.compile(f"(?:{roots})" + r"(?:/|(?![\w.-]))")
+    under = re.compile(
+        rf"(?<![\w.~/-])(?:{roots})(?:(?P<under>/(?=[\w.~+@-]))|/?(?![\w~+@-]|\.[\w.-]))"
+    )
     return tuple(
         replace(c, message=under.sub(_from_tree, c.message)) if c.message else c for c in cases
     )
 
 
 def _from_tree(match: re.Match[str]) -> str:
-    return "" if match.group().endswith("/") else "."
+    return "" if match.group("under") else "."

@@ -74,7 +74,6 @@ def _created(path: Path) -> bool:
     try:
         with os.fdopen(handle, "w") as file:
             json.dump(_mine(), file)
-        os.chmod(tmp, 0o644)
         os.link(tmp, path)
     except FileExistsError:
         return False

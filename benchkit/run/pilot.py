@@ -549,7 +549,7 @@ def _finish(pilot: _Pilot, keep: bool, stage: Callable[[str], None]) -> Run:
             try:
                 (pilot.artifacts / name).write_text(text, errors="surrogateescape")
             except OSError as exc:
-                if exc.errno != errno.ENOSPC:
+                if exc.errno not in FULL:
                     raise
                 (pilot.artifacts / name).unlink(missing_ok=True)
                 pilot.warnings.append(f"{name} not kept: {_no_space(exc)}")
@@ -581,7 +581,9 @@ def _written(pilot: _Pilot, run: Run, write: Callable[[Path, Run], None]) -> Run
     try:
         write(pilot.store, run)
     except OSError as exc:
-        if exc.errno != errno.ENOSPC:
+        if exc.errno not in FULL:
+            if write is write_run_row:
+                remove_details(pilot.store, run.run_id)  # all of the record, or none
             raise
         shutil.rmtree(pilot.artifacts, ignore_errors=True)
         detail = f"no space left on {pilot.store}; its logs were removed to record the run"
@@ -589,9 +591,9 @@ def _written(pilot: _Pilot, run: Run, write: Callable[[Path, Run], None]) -> Run
         try:
             write(pilot.store, run)
         except OSError as again:
-            if again.errno != errno.ENOSPC:
-                raise
             remove_details(pilot.store, run.run_id)  # its `running` row alone stays
+            if again.errno not in FULL:
+                raise
             raise StoreError(
                 pilot.store,
                 "",
@@ -606,6 +608,9 @@ def _report_said(report: ArmReport) -> tuple[str, ...]:
     return (f"arm report: {report.problem}",) if report.problem else ()
 
 
+FULL = (errno.ENOSPC, errno.EDQUOT)  # no room left: the disk's, or the user's quota
+
+
 def _no_space(exc: OSError) -> str:
     where = Path(exc.filename).parent if exc.filename else None
     return f"no space left on {where}" if where else "no space left on the device"
@@ -613,7 +618,7 @@ def _no_space(exc: OSError) -> str:
 
 def _failure_of(exc: Exception) -> ArmOutcome:
     """How an error of benchkit's own ends the pilot: a full disk says where."""
-    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+    if isinstance(exc, OSError) and exc.errno in FULL:
         return ArmOutcome(ok=False, failure_kind="disk", detail=_no_space(exc), retryable=True)
     return ArmOutcome(ok=False, failure_kind="other", detail=f"benchkit: {exc}")
 

@@ -210,9 +210,12 @@ class Ledger:
         with contextlib.suppress(OSError):  # a full store: the runs say so
             self._path.parent.mkdir(parents=True, exist_ok=True)
             handle, tmp = temporary_file(self._path.parent, ".ledger.")
-            with os.fdopen(handle, "w") as file:
-                json.dump(line, file)
-            os.replace(tmp, self._path)
+            try:
+                with os.fdopen(handle, "w") as file:
+                    json.dump(line, file)
+                os.replace(tmp, self._path)
+            finally:
+                tmp.unlink(missing_ok=True)  # gone once replaced; removed when not
 
     def close(self) -> None:
         self._path.unlink(missing_ok=True)

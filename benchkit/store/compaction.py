@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 
 from benchkit.store.parquet import (
     COMPACT_LOCK,
+    FROM,
     PART,
     all_files,
     compacted_ids,
@@ -26,6 +27,7 @@ from benchkit.store.parquet import (
     read_table,
     readable,
     store_path,
+    stray_rows,
     write_arrow,
 )
 from benchkit.store.schema import TABLES
@@ -85,8 +87,10 @@ def _combined(
         rows = read_at_once(candidates, declared_schema(store, table))
     except FileNotFoundError:  # one removed by hand under the lock: file by file
         rows = None
-    if rows is not None:
-        return candidates, rows.to_arrow()
+    if rows is not None:  # a file holding a row reads leave out stays where it is
+        strays = set(rows.filter(stray_rows(table))[FROM])
+        kept = rows.filter(~pl.col(FROM).is_in(sorted(strays))).drop(FROM)
+        return [f for f in candidates if str(f) not in strays], kept.to_arrow()
     files, unified = readable(store, table, candidates)
     if not files:
         return [], None

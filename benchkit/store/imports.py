@@ -23,26 +23,16 @@ from typing import Any, get_args
 import polars as pl
 import pyarrow as pa
 
+from benchkit.bench.names import NAME
 from benchkit.errors import ImportFileError
-from benchkit.store.parquet import empty_frame, read_table, store_path, write_table
-from benchkit.store.records import CheckStatus, RunStatus
-from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, table_schema
+from benchkit.gate.verdict import Verdict
+from benchkit.store.parquet import all_files, empty_frame, read_table, store_path, write_table
+from benchkit.store.records import LAUNCHERS, CheckStatus, RunStatus
+from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, check_of, table_schema
 
 REQUIRED = ("bench", "arm")
 SET_BY_IMPORT = ("schema_version", "origin")
 DECLARED = {c.name: c.type for c in RUN_COLUMNS}
-
-
-def check_of(column: str) -> str | None:
-    """The bench check a `<check>_status` or `<check>_count` column is about, or None
-    (a declared column such as `ci_status` is no check's)."""
-    if column in DECLARED:
-        return None
-    for suffix in ("_status", "_count"):
-        check = column.removesuffix(suffix)
-        if check != column and check and f"{check}_status" not in DECLARED:
-            return check
-    return None
 
 
 def _arrow_to_polars(kind: pa.DataType) -> pl.DataType:
@@ -90,6 +80,20 @@ CHECK_STATUSES = get_args(CheckStatus)
 FRACTIONS = ("files_recall", "files_precision")
 FROM_ONE = ("trial", "attempt")
 SIGNED = ("arm_exit_code",)  # a signal's is negative
+ONE_OF: dict[str, tuple[str, ...]] = {  # the columns of a few known values
+    "status": FINISHED,
+    "test_verdict": get_args(Verdict),
+    "launcher": LAUNCHERS,
+    "ci_status": ("ok", "fail"),
+}
+
+
+def _known_values(column: str) -> tuple[str, ...]:
+    """The values a column of a few known ones may hold (a check's status is one of
+    `CHECK_STATUSES`); empty: any."""
+    if column in ONE_OF:
+        return ONE_OF[column]
+    return CHECK_STATUSES if column.endswith("_status") and check_of(column) else ()
 
 
 def _beyond(cast: pl.DataFrame) -> list[str]:
@@ -107,10 +111,8 @@ def _beyond(cast: pl.DataFrame) -> list[str]:
         elif kind.is_integer() and name not in SIGNED:
             least = 1 if name in FROM_ONE else 0
             rules.append((column < least, "less than 1" if least else "negative"))
-        elif name == "status":
-            rules.append((~column.is_in(FINISHED), f"not one of {', '.join(FINISHED)}"))
-        elif name.endswith("_status") and check_of(name):
-            rules.append((~column.is_in(CHECK_STATUSES), f"not one of {', '.join(CHECK_STATUSES)}"))
+        elif values := _known_values(name):
+            rules.append((~column.is_in(values), f"not one of {', '.join(values)}"))
         for rule, said in rules:
             rows = cast.with_row_index().filter(rule.fill_null(False))
             if rows.height:
@@ -183,16 +185,16 @@ def read_csv(
             columns.append(_cast(frame, column, kind))
         except _Bad as exc:
             bad.append(str(exc))
-    if not bad:
+    if columns:  # the cells of the columns that are of their type, checked too
         bad += _beyond(pl.DataFrame(columns))
     if bad:
         raise ImportFileError(path, "", "; ".join(bad))
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    name = import_name(path)
     rows = pl.DataFrame(columns).to_dicts()
     for n, row in enumerate(rows):
         row.setdefault("run_id", None)
-        row["run_id"] = row["run_id"] or f"imported-{digest}-{n + 1}"
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", str(row["run_id"])):
+        row["run_id"] = row["run_id"] or f"{name}-{n + 1}"
+        if not re.match(NAME, str(row["run_id"])):
             said = f"letters, digits, '.', '_' and '-', not {row['run_id']!r}"
             raise ImportFileError(path, f"row {n + 2}, run_id", said)
         row["schema_version"] = SCHEMA_VERSION
@@ -218,25 +220,39 @@ def import_runs(
     checks = sorted({check for row in rows for k in row if (check := check_of(k))})
     schema = table_schema("runs", checks)
     complete = [dict.fromkeys(schema.names) | row for row in rows]  # the rest is null
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-    folder = store_path(store)
-    _not_held(path, folder, f"imported-{digest}", [str(row["run_id"]) for row in rows])
-    write_table(folder, "runs", f"imported-{digest}", complete, schema)
+    name, folder = import_name(path), store_path(store)
+    _not_held(path, folder, name, [str(row["run_id"]) for row in rows])
+    write_table(folder, "runs", name, complete, schema)
     return [str(row["run_id"]) for row in rows]
+
+
+def import_name(path: Path) -> str:
+    """The name of the runs file an import of this CSV file writes: by its content, so
+    that importing it again replaces its runs."""
+    return f"imported-{hashlib.sha256(path.read_bytes()).hexdigest()[:12]}"
 
 
 def _not_held(path: Path, store: Path, name: str, ids: list[str]) -> None:
     """Raises `ImportFileError` at the first id the store holds from elsewhere (not
-    from this file's own earlier import, which the import replaces)."""
-    if not (store / "runs").is_dir():
+    from this file's own earlier import, `name`, which the import replaces), naming
+    the file that holds it. One look at the `run_id` of every runs file."""
+    files = [f for f in all_files(store, "runs") if f.stem != name]
+    if not files:
         return
-    held = read_table(store, "runs", merge=False).select("run_id")
-    own = store / "runs" / f"{name}.parquet"
-    if own.is_file():
-        mine = set(pl.read_parquet(own, columns=["run_id"])["run_id"])
-        held = held.filter(~pl.col("run_id").is_in(sorted(mine)))
-    taken = set(held["run_id"])
+    try:
+        held = pl.scan_parquet(
+            files,
+            schema={"run_id": pl.String},
+            missing_columns="insert",
+            extra_columns="ignore",
+            include_file_paths="file",
+        ).collect()
+    except (pl.exceptions.PolarsError, OSError):  # a file unreadable: read as reads do
+        held = read_table(store, "runs", merge=False).select("run_id", file=pl.lit(None))
+    where = dict(zip(held["run_id"], held["file"], strict=True))
     for n, run_id in enumerate(ids):
-        if run_id in taken:
+        if run_id in where:
+            file = where[run_id]
             said = f"the store holds run {run_id} already"
+            said += f" (in {Path(file).relative_to(store)})" if file else ""
             raise ImportFileError(path, f"row {n + 2}, run_id", said)

@@ -29,7 +29,7 @@ from benchkit.errors import StoreError, StoreWarning
 from benchkit.store.atomic import temporary_file
 from benchkit.store.records import Run
 from benchkit.store.rows import check_rows, run_row, session_rows, site_rows, test_rows
-from benchkit.store.schema import SCHEMA_VERSION, TABLES, table_schema
+from benchkit.store.schema import SCHEMA_VERSION, TABLES, check_of, table_schema
 from benchkit.store.upgrade import upgrade
 
 DEFAULT_STORE = Path("data/runs")
@@ -265,9 +265,7 @@ def part_name() -> str:
 def _note_checks(folder: Path, schema: pa.Schema) -> None:
     """Add the checks of a runs file's columns to the folder's note, before the file is
     written: a reader then knows every column without opening every file."""
-    declared = set(table_schema("runs").names)
-    checks = {n.removesuffix("_status") for n in schema.names if n.endswith("_status")}
-    checks = {c for c in checks if f"{c}_status" not in declared}
+    checks = {c for n in schema.names if n.endswith("_status") and (c := check_of(n))}
     new = sorted(checks - set(noted_checks(folder)))
     if new:
         with (folder / CHECKS_NOTED).open("a") as note:  # small appends: whole lines
@@ -374,43 +372,52 @@ def _declared_names(table: str) -> frozenset[str]:
 
 
 def _check_column(table: str, name: str) -> bool:
-    return table == "runs" and name.endswith(("_status", "_count"))
+    return table == "runs" and check_of(name) is not None
 
 
-def _newer(table: str, rows: pl.DataFrame, files: list[Path]) -> pl.DataFrame:
-    """The rows, less those of a schema newer than this benchkit's (written by a later
-    benchkit, which this one cannot read for what they mean) or with no key: each file
-    that holds them named in a warning. Checked on the rows read; the files are looked
-    at again only when there is one."""
-    key = TABLES[table][0].name
-    version = pl.col("schema_version")
-    stray = pl.col(key).is_null() | version.is_null() | (version > SCHEMA_VERSION)
-    if rows.is_empty() or not rows.select(stray.any()).item():
-        return rows
-    found = (
-        pl.scan_parquet(
-            files,
-            schema={key: pl.String, "schema_version": pl.Int32},
-            missing_columns="insert",
-            extra_columns="ignore",
-            include_file_paths="path",
-        )
-        .filter(stray)
-        .group_by("path")
-        .agg(version.max(), pl.col(key).null_count().alias("keyless"))
-        .sort("path")
-        .collect()
-    )
-    for path, newest, keyless in found.iter_rows():
-        if keyless:
-            _warn_skipped(Path(path), f"rows with no {key}")
-        else:
-            _warn_skipped(
-                Path(path),
-                f"schema version {newest} is newer than this benchkit's ({SCHEMA_VERSION}): "
-                "read it with the benchkit that wrote it, or a later one",
+FROM = "__benchkit_file"  # a read's own column: the file of each row, dropped once read
+
+
+def stray_rows(table: str) -> pl.Expr:
+    """A row this benchkit cannot take as one of the table's: no key, no version, or a
+    schema newer than its own (written by a later benchkit: what it means is unknown)."""
+    key, version = pl.col(TABLES[table][0].name), pl.col("schema_version")
+    return key.is_null() | version.is_null() | (version > SCHEMA_VERSION)
+
+
+def _left_out(table: str, rows: pl.DataFrame) -> pl.DataFrame:
+    """The rows read (with the file of each, `FROM`), less the stray ones, each file
+    that holds them named in a warning; `FROM` dropped. One look at the rows when there
+    is none, as there is in a store benchkit wrote."""
+    stray = stray_rows(table)
+    if rows.height and rows.select(stray.any()).item():
+        key = TABLES[table][0].name
+        found = (
+            rows.filter(stray)
+            .group_by(FROM)
+            .agg(
+                pl.col(key).null_count().alias("keyless"),
+                pl.col("schema_version").null_count().alias("versionless"),
+                pl.col("schema_version").max().alias("newest"),
+                pl.len().alias("rows"),
             )
-    return rows.filter(~stray)
+            .sort(FROM)
+        )
+        for path, keyless, versionless, newest, count in found.iter_rows():
+            _warn_skipped(Path(path), _why_left_out(table, keyless, versionless, newest, count))
+        rows = rows.filter(~stray)
+    return rows.drop(FROM)
+
+
+def _why_left_out(table: str, keyless: int, versionless: int, newest: int, rows: int) -> str:
+    if keyless or versionless:
+        missing = TABLES[table][0].name if keyless else "schema_version"
+        return f"not a {table} file: no column {missing!r}"
+    said = "1 row" if rows == 1 else f"{rows} rows"
+    return (
+        f"{said} of schema version {newest}, newer than this benchkit's ({SCHEMA_VERSION}), "
+        "left out: read them with the benchkit that wrote them, or a later one"
+    )
 
 
 def empty_frame(schema: pa.Schema) -> pl.DataFrame:
@@ -434,10 +441,10 @@ def scan_table(store: Path | str | None, table: str, *, upgraded: bool = True) -
     folder = store_path(store)
     at_once = _listed_and_read(folder, table, merge=True, loose_past=SCAN_AT_ONCE)
     if at_once is None:
-        scanned = _by_footer(folder, table, _files(folder, table))
+        scanned = _scanned(folder, table, _files(folder, table))
     else:
         files, rows = at_once
-        parts = _by_footer(folder, table, [f for f in files if f.name.startswith(PART)])
+        parts = _scanned(folder, table, [f for f in files if f.name.startswith(PART)])
         scanned = pl.concat([parts, rows.lazy()], how="diagonal_relaxed")
     return upgrade(table, scanned) if upgraded else scanned
 
@@ -462,7 +469,7 @@ def _listed_and_read(
             continue
         if rows is None:
             return None
-        rows = _newer(table, rows, read)
+        rows = _left_out(table, rows)
         if merge and table == "runs":
             merge_read_runs(folder, read, rows, declared)
         return files, rows
@@ -470,34 +477,34 @@ def _listed_and_read(
 
 
 def _by_footer(folder: Path, table: str, files: list[Path]) -> pl.LazyFrame:
-    """The files, lazily, once each footer is read: those unreadable or of other
-    types skipped with a warning, the checks of their columns noted."""
+    """The files' rows, lazily, with the file of each (`FROM`), once each footer is
+    read: those unreadable or of other types skipped with a warning, the checks of
+    their columns noted. A lazy read leaves out the stray rows in `_scanned`."""
     files, unified = readable(folder, table, files)
     if not files:
-        return _empty(table)
-    files = _without_newer(table, files)
-    if not files:
-        return _empty(table)
+        return _empty(table).with_columns(pl.lit(None, pl.String).alias(FROM))
     if table == "runs":
         with contextlib.suppress(OSError):  # a read-only store is read the long way
             _note_checks(folder / table, unified)
     return pl.scan_parquet(
-        files, schema=empty_frame(unified).schema, missing_columns="insert", extra_columns="ignore"
+        files,
+        schema=empty_frame(unified).schema,
+        missing_columns="insert",
+        extra_columns="ignore",
+        include_file_paths=FROM,
     )
 
 
-def _without_newer(table: str, files: list[Path]) -> list[Path]:
-    """The files, less those holding rows `_newer` leaves out (named in its warning)."""
+def _scanned(folder: Path, table: str, files: list[Path]) -> pl.LazyFrame:
+    """The files' rows as a lazy scan gives them (see `_by_footer`): the stray rows
+    left out, each file that holds them named now, from a look at two columns of
+    each (a lazy scan reads parts and a few runs' own files this way)."""
+    rows = _by_footer(folder, table, files)
     key = TABLES[table][0].name
-    columns = pl.scan_parquet(
-        files,
-        schema={key: pl.String, "schema_version": pl.Int32},
-        missing_columns="insert",
-        extra_columns="ignore",
-        include_file_paths="path",
-    ).collect()
-    kept = set(_newer(table, columns, files)["path"])
-    return [f for f in files if str(f) in kept]
+    looked = rows.select(key, "schema_version", FROM)
+    with contextlib.suppress(pl.exceptions.PolarsError, OSError):
+        _left_out(table, looked.collect())  # for its warnings
+    return rows.filter(~stray_rows(table)).drop(FROM)
 
 
 def declared_schema(folder: Path, table: str) -> pa.Schema:
@@ -506,15 +513,16 @@ def declared_schema(folder: Path, table: str) -> pa.Schema:
 
 
 def read_at_once(files: list[Path], declared: pa.Schema) -> pl.DataFrame | None:
-    """The files' rows in one scan, with the declared columns; None when a file is
-    unreadable, of other types, or has a column never noted. Raises FileNotFoundError
-    when a file went meanwhile (merged)."""
+    """The files' rows in one scan, with the declared columns and the file of each row
+    (`FROM`); None when a file is unreadable, of other types, or has a column never
+    noted. Raises FileNotFoundError when a file went meanwhile (merged)."""
     try:
         rows = pl.scan_parquet(
             files,
             schema=empty_frame(declared).schema,
             missing_columns="insert",
             extra_columns="raise",
+            include_file_paths=FROM,
         ).collect()
     except FileNotFoundError:
         raise
@@ -534,7 +542,8 @@ def read_table(store: Path | str | None, table: str, *, merge: bool = True) -> p
     if at_once is not None:
         return upgraded(table, at_once[1])
     try:  # then each file's footer, and its columns noted for the next read
-        return upgraded(table, _by_footer(folder, table, _files(folder, table)).collect())
+        rows = _by_footer(folder, table, _files(folder, table)).collect()
+        return upgraded(table, _left_out(table, rows))
     except (pl.exceptions.PolarsError, FileNotFoundError):
         pass  # a file with a good footer and a bad body: find it file by file
     frames: list[pl.DataFrame] = []
@@ -548,7 +557,7 @@ def read_table(store: Path | str | None, table: str, *, merge: bool = True) -> p
         if stray:
             _warn_skipped(path, stray)
             continue
-        frames.append(_newer(table, frame, [path]))
+        frames.append(_left_out(table, frame.with_columns(pl.lit(str(path)).alias(FROM))))
     if not frames:
         return _empty(table).collect()
     return upgraded(table, pl.concat(frames, how="diagonal_relaxed"))

@@ -9,10 +9,13 @@ store as it is.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
+
+from benchkit.bench.names import NAME
 
 SCHEMA_VERSION = 7  # see benchkit/store/upgrade.py for the history and the steps
 
@@ -349,6 +352,8 @@ PROBE_COLUMNS: tuple[Column, ...] = (
     Column(name="message", type=pa.string(), doc="First line of the failure, if any."),
 )
 
+_RUN_NAMES = frozenset(c.name for c in RUN_COLUMNS)
+
 TABLES: dict[str, tuple[Column, ...]] = {
     "runs": RUN_COLUMNS,
     "checks": CHECK_COLUMNS,
@@ -366,6 +371,19 @@ def check_columns(check: str) -> tuple[Column, Column]:
         Column(name=f"{check}_status", type=pa.string(), doc=f"Status of {check} after the arm."),
         Column(name=f"{check}_count", type=pa.int64(), doc=f"Count read from {check}."),
     )
+
+
+def check_of(column: str) -> str | None:
+    """The bench check a `runs` column `<check>_status` or `<check>_count` is about, or
+    None: a declared column (`ci_status`) is no check's, and a check's name is a name
+    (see `benchkit.bench.names`)."""
+    if column in _RUN_NAMES:
+        return None
+    for suffix in ("_status", "_count"):
+        check = column.removesuffix(suffix)
+        if check != column and re.match(NAME, check) and f"{check}_status" not in _RUN_NAMES:
+            return check
+    return None
 
 
 def table_schema(table: str, checks: Iterable[str] = ()) -> pa.Schema:
