@@ -478,6 +478,9 @@ def test_a_newer_benchkits_file_among_many_is_neither_read_nor_merged(
     [part] = runs.glob("part-*.parquet")
     assert (runs / "20990101T000002-newer990.parquet").exists()
     assert pq.read_table(part).num_rows == MERGE_PAST + 2
+    benchkit.compact(tmp_path)  # nor merged, nor lost, by a compaction
+    assert (runs / "20990101T000002-newer990.parquet").exists()
+    assert benchkit.runs(tmp_path).height == MERGE_PAST + 2
 
 
 @pytest.mark.parametrize("loose", [1, SCAN_AT_ONCE + 2])

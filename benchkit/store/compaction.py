@@ -16,7 +16,6 @@ import pyarrow.parquet as pq
 
 from benchkit.store.parquet import (
     COMPACT_LOCK,
-    FROM,
     PART,
     all_files,
     compacted_ids,
@@ -27,6 +26,7 @@ from benchkit.store.parquet import (
     read_table,
     readable,
     store_path,
+    stray_files,
     stray_rows,
     write_arrow,
 )
@@ -87,11 +87,11 @@ def _combined(
         rows = read_at_once(candidates, declared_schema(store, table))
     except FileNotFoundError:  # one removed by hand under the lock: file by file
         rows = None
-    if rows is not None:  # a file holding a row reads leave out stays where it is
-        strays = set(rows.filter(stray_rows(table))[FROM])
-        kept = rows.filter(~pl.col(FROM).is_in(sorted(strays))).drop(FROM)
-        return [f for f in candidates if str(f) not in strays], kept.to_arrow()
+    if rows is not None and not rows.select(stray_rows(table).any()).item():
+        return candidates, rows.to_arrow()
     files, unified = readable(store, table, candidates)
+    strays = stray_files(table, files) if files else set()
+    files = [f for f in files if str(f) not in strays]  # a stray row's file stays put
     if not files:
         return [], None
     combined = pa.concat_tables(

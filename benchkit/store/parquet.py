@@ -409,6 +409,34 @@ def _left_out(table: str, rows: pl.DataFrame) -> pl.DataFrame:
     return rows.drop(FROM)
 
 
+def _looked(table: str, files: list[Path]) -> pl.DataFrame:
+    """The key, the schema version and the file (`FROM`) of every row of the files: a
+    look at two columns of each. Raises FileNotFoundError when a file went (merged)."""
+    return pl.scan_parquet(
+        files,
+        schema={TABLES[table][0].name: pl.String, "schema_version": pl.Int32},
+        missing_columns="insert",
+        extra_columns="ignore",
+        include_file_paths=FROM,
+    ).collect()
+
+
+def stray_files(table: str, files: list[Path]) -> set[str]:
+    """The files (as their paths read) that hold a stray row (see `stray_rows`)."""
+    return set(_looked(table, files).filter(stray_rows(table))[FROM])
+
+
+def _without_strays(table: str, rows: pl.DataFrame, files: list[Path]) -> pl.DataFrame:
+    """The rows of one scan of the files, less the stray ones: the files that hold
+    them are looked at again (see `_looked`) only when there is one, for the warning
+    that names each, so a read of a store benchkit wrote pays nothing for it."""
+    stray = stray_rows(table)
+    if not (rows.height and rows.select(stray.any()).item()):
+        return rows
+    _left_out(table, _looked(table, files))  # its warnings
+    return rows.filter(~stray)
+
+
 def _why_left_out(table: str, keyless: int, versionless: int, newest: int, rows: int) -> str:
     if keyless or versionless:
         missing = TABLES[table][0].name if keyless else "schema_version"
@@ -465,11 +493,11 @@ def _listed_and_read(
         declared = declared_schema(folder, table)
         try:
             rows = read_at_once(read, declared)
+            if rows is None:
+                return None
+            rows = _without_strays(table, rows, read)
         except FileNotFoundError:
             continue
-        if rows is None:
-            return None
-        rows = _left_out(table, rows)
         if merge and table == "runs":
             merge_read_runs(folder, read, rows, declared)
         return files, rows
@@ -501,9 +529,8 @@ def _scanned(folder: Path, table: str, files: list[Path]) -> pl.LazyFrame:
     each (a lazy scan reads parts and a few runs' own files this way)."""
     rows = _by_footer(folder, table, files)
     key = TABLES[table][0].name
-    looked = rows.select(key, "schema_version", FROM)
     with contextlib.suppress(pl.exceptions.PolarsError, OSError):
-        _left_out(table, looked.collect())  # for its warnings
+        _left_out(table, rows.select(key, "schema_version", FROM).collect())  # its warnings
     return rows.filter(~stray_rows(table)).drop(FROM)
 
 
@@ -513,16 +540,15 @@ def declared_schema(folder: Path, table: str) -> pa.Schema:
 
 
 def read_at_once(files: list[Path], declared: pa.Schema) -> pl.DataFrame | None:
-    """The files' rows in one scan, with the declared columns and the file of each row
-    (`FROM`); None when a file is unreadable, of other types, or has a column never
-    noted. Raises FileNotFoundError when a file went meanwhile (merged)."""
+    """The files' rows in one scan, with the declared columns; None when a file is
+    unreadable, of other types, or has a column never noted. Raises FileNotFoundError
+    when a file went meanwhile (merged)."""
     try:
         rows = pl.scan_parquet(
             files,
             schema=empty_frame(declared).schema,
             missing_columns="insert",
             extra_columns="raise",
-            include_file_paths=FROM,
         ).collect()
     except FileNotFoundError:
         raise
