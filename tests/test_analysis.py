@@ -357,6 +357,7 @@ def test_import_runs_recorded_elsewhere(tmp_path: Path) -> None:
         ("bench,arm,wall_s\ndemo,x,inf\n", "row 2, wall_s", "not a finite number"),
         ("bench,arm,wall_s\ndemo,x,-2.5\n", "row 2, wall_s", "negative: -2.5"),
         ("bench,arm,cost_usd\ndemo,x,-1\n", "row 2, cost_usd", "negative: -1.0"),
+        ("bench,arm,cost_usd\ndemo,x,1e300\n", "row 2, cost_usd", "more than 1,000,000 USD"),
         ("bench,arm,trial\ndemo,x,0\n", "row 2, trial", "less than 1: 0"),
         ("bench,arm,sessions\ndemo,x,-3\n", "row 2, sessions", "negative: -3"),
         ("bench,arm,files_recall\ndemo,x,1.5\n", "row 2, files_recall", "not between 0 and 1"),

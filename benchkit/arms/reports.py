@@ -22,7 +22,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from benchkit.bench.arm_file import ClaudeCodeReport, JsonPathReport, Report
-from benchkit.store.records import NO_REPORT, ArmReport, SessionReport
+from benchkit.store.records import MOST_USD, NO_REPORT, ArmReport, SessionReport
 
 _R = TypeVar("_R", ArmReport, SessionReport)
 
@@ -215,7 +215,6 @@ def read_report(spec: Report, *, stdout: str, file_text: str | None) -> ArmRepor
     return figures_checked(ADAPTERS[spec.adapter](spec, stdout, file_text))
 
 
-MOST_USD = 1_000_000.0  # a pilot's cost past a million dollars is a tool's bug, not a cost
 COSTS = ("cost_usd",)
 COUNTS = ("sessions", "sessions_accepted", "sessions_rejected", "feedback_rounds", "turns")
 TIMES = ("duration_s",)

@@ -27,7 +27,7 @@ from benchkit.bench.names import NAME
 from benchkit.errors import ImportFileError
 from benchkit.gate.verdict import Verdict
 from benchkit.store.parquet import all_files, empty_frame, read_table, store_path, write_table
-from benchkit.store.records import LAUNCHERS, CheckStatus, RunStatus
+from benchkit.store.records import LAUNCHERS, MOST_USD, CheckStatus, RunStatus
 from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, check_of, table_schema
 
 REQUIRED = ("bench", "arm")
@@ -108,6 +108,8 @@ def _beyond(cast: pl.DataFrame) -> list[str]:
             rules += [(~column.is_finite(), "not a finite number"), (column < 0, "negative")]
             if name in FRACTIONS:
                 rules.append((column > 1, "not between 0 and 1"))
+            if name == "cost_usd":
+                rules.append((column > MOST_USD, f"more than {MOST_USD:,.0f} USD"))
         elif kind.is_integer() and name not in SIGNED:
             least = 1 if name in FROM_ONE else 0
             rules.append((column < least, "less than 1" if least else "negative"))

@@ -22,6 +22,7 @@ Launcher = Literal["serial", "processes", "ray"]  # what started the process tha
 LAUNCHERS: tuple[Launcher, ...] = ("serial", "processes", "ray")
 DEFAULT_SET = "default"  # the run set of a pilot run without `--set`
 RERUNS = "reruns"  # the run set of `benchkit rerun`, unless told another
+MOST_USD = 1_000_000.0  # a pilot's cost past a million dollars is a tool's bug, not a cost
 _T = TypeVar("_T")
 
 
