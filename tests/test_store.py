@@ -520,6 +520,10 @@ BROKEN: dict[str, tuple[Callable[[Path], None], str]] = {  # how, and where it i
     "runs is a file": (lambda s: _as_file(s / "runs"), "runs"),
     "heartbeats is a file": (lambda s: _as_file(s / "heartbeats"), "heartbeats"),
     "artifacts is a file": (lambda s: _as_file(s / "artifacts"), "artifacts"),
+    "a baseline table is a file": (
+        lambda s: _as_file(s / "baselines" / "checks"),
+        "baselines/checks",
+    ),
     "the checks note is a folder": (lambda s: _as_folder(s / "runs" / ".checks"), "runs/.checks"),
     "the compaction lock is a folder": (lambda s: _as_folder(s / ".compact.lock"), ".compact.lock"),
 }

@@ -76,6 +76,7 @@ def store_path(store: Path | str | None = None) -> Path:
 # What a store holds, when it holds it: folders (its tables, and what pilots keep
 # beside them) and the files benchkit keeps in it.
 FOLDERS = (*TABLES, "artifacts", "baselines", "claims", "heartbeats", "matrices")
+WITHIN = ("baselines/checks", "baselines/tests")  # folders within those: the baselines' tables
 KEPT_FILES = (COMPACT_LOCK, f"runs/{CHECKS_NOTED}")
 
 
@@ -86,6 +87,9 @@ def _check_layout(store: Path) -> None:
         kinds = {e.name: e.is_dir() for e in entries}
     for name in FOLDERS:
         if not kinds.get(name, True):
+            raise StoreError(store / name, "", f"not a folder, as a store's {name} must be")
+    for name in WITHIN:
+        if (store / name).exists() and not (store / name).is_dir():
             raise StoreError(store / name, "", f"not a folder, as a store's {name} must be")
     for name in KEPT_FILES:
         if (store / name).is_dir():
