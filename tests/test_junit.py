@@ -252,3 +252,14 @@ def test_in_tree_writes_the_trees_paths_from_the_tree_and_nothing_else(
     assert seen.message == written
     assert in_tree([case], [])[0] == case
     assert in_tree([replace(case, message=None)], ["/w/tree"])[0].message is None
+
+
+@pytest.mark.parametrize("time", ["abc", "-5", "nan", "inf"])
+def test_a_case_time_that_is_no_number_of_seconds_makes_the_report_unreadable(time: str) -> None:
+    report = f'<testsuite name="s"><testcase classname="tests.test_a" name="t" time="{time}"/>'
+    with pytest.raises(ReportError, match=rf"testcase 't': time '{time}' is not a number"):
+        parse_report(report + "</testsuite>")
+    fine = parse_report(
+        '<testsuite name="s"><testcase classname="tests.test_a" name="t"/></testsuite>'
+    )
+    assert fine[0].duration_s == 0.0

@@ -22,6 +22,7 @@ path joined with ` > ` stays one string: it is never split).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -177,12 +178,26 @@ def parse_report(
                     ),
                     name=name,
                     outcome=outcome,
-                    duration_s=float(case.time or 0.0),
+                    duration_s=_seconds(case._elem.get("time"), name),
                     message=message,
                     test_id=test_id(case.classname, name),
                 )
             )
     return cases
+
+
+def _seconds(given: str | None, case: str) -> float:
+    """A case's `time` attribute: none is 0; one that is no number of seconds makes the
+    report one that cannot be read (a runner that wrote it is broken)."""
+    if given is None or not given.strip():
+        return 0.0
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise ReportError(f"testcase {case!r}: time {given!r} is not a number of seconds")
+    return seconds
 
 
 def failed_count(cases: Iterable[CaseResult]) -> int:
