@@ -168,9 +168,10 @@ def read_jsonpath(text: str | None, spec: JsonPathReport) -> ArmReport:
     over = _first(spec.over_budget, document)
     error = _first(spec.error, document)
     given = _first(spec.cost, document)
+    cost = _number(given)
     return ArmReport(
-        cost_usd=_number(given),
-        problem=_not_number("cost", given, _number(given)),
+        cost_usd=cost,
+        problem=_not_number("cost", given, cost),
         sessions=_count(spec.sessions, document)
         if spec.sessions
         else (len(sessions) if spec.session_list else None),

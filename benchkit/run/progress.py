@@ -214,8 +214,9 @@ class Ledger:
                 with os.fdopen(handle, "w") as file:
                     json.dump(line, file)
                 os.replace(tmp, self._path)
-            finally:
-                tmp.unlink(missing_ok=True)  # gone once replaced; removed when not
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
 
     def close(self) -> None:
         self._path.unlink(missing_ok=True)

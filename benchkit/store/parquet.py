@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import functools
 import os
 import re
 import tempfile
@@ -29,7 +28,7 @@ from benchkit.errors import StoreError, StoreWarning
 from benchkit.store.atomic import temporary_file
 from benchkit.store.records import Run
 from benchkit.store.rows import check_rows, run_row, session_rows, site_rows, test_rows
-from benchkit.store.schema import SCHEMA_VERSION, TABLES, check_of, table_schema
+from benchkit.store.schema import DECLARED_NAMES, SCHEMA_VERSION, TABLES, check_of, table_schema
 from benchkit.store.upgrade import upgrade
 
 DEFAULT_STORE = Path("data/runs")
@@ -357,7 +356,7 @@ def not_of(table: str, columns: list[str]) -> str | None:
     """Why a file with these columns is not one of the table's (a file of another
     table, or of no table benchkit writes), or None: it holds the table's key, and
     every other column is one of the table's (any version's; a check's, in `runs`)."""
-    declared = _declared_names(table)
+    declared = DECLARED_NAMES[table]
     key = TABLES[table][0].name
     if key not in columns or "schema_version" not in columns:
         missing = key if key not in columns else "schema_version"
@@ -368,11 +367,6 @@ def not_of(table: str, columns: list[str]) -> str | None:
     named = ", ".join(repr(n) for n in foreign[:4])
     more = f" and {len(foreign) - 4} more" if len(foreign) > 4 else ""
     return f"not a {table} file: its columns {named}{more} are not the table's"
-
-
-@functools.cache
-def _declared_names(table: str) -> frozenset[str]:
-    return frozenset(c.name for c in TABLES[table])
 
 
 def _check_column(table: str, name: str) -> bool:

@@ -352,8 +352,6 @@ PROBE_COLUMNS: tuple[Column, ...] = (
     Column(name="message", type=pa.string(), doc="First line of the failure, if any."),
 )
 
-_RUN_NAMES = frozenset(c.name for c in RUN_COLUMNS)
-
 TABLES: dict[str, tuple[Column, ...]] = {
     "runs": RUN_COLUMNS,
     "checks": CHECK_COLUMNS,
@@ -373,15 +371,19 @@ def check_columns(check: str) -> tuple[Column, Column]:
     )
 
 
+DECLARED_NAMES = {table: frozenset(c.name for c in columns) for table, columns in TABLES.items()}
+
+
 def check_of(column: str) -> str | None:
     """The bench check a `runs` column `<check>_status` or `<check>_count` is about, or
     None: a declared column (`ci_status`) is no check's, and a check's name is a name
     (see `benchkit.bench.names`)."""
-    if column in _RUN_NAMES:
+    declared = DECLARED_NAMES["runs"]
+    if column in declared:
         return None
     for suffix in ("_status", "_count"):
         check = column.removesuffix(suffix)
-        if check != column and re.match(NAME, check) and f"{check}_status" not in _RUN_NAMES:
+        if check != column and re.match(NAME, check) and f"{check}_status" not in declared:
             return check
     return None
 

@@ -736,8 +736,7 @@ def cached() -> list[Cached]:
         except (OSError, ValueError):
             continue  # a build in progress, or a broken folder
         used = path / LAST_USED
-        made = datetime.fromtimestamp((path / META).stat().st_mtime, UTC).isoformat()
-        runtime, packages, built_at = _described(meta) or (f"unreadable {META}", 0, made)
+        runtime, packages, built_at = _described(meta) or _unreadable(path)
         found.append(
             Cached(
                 key=path.name,
@@ -752,6 +751,12 @@ def cached() -> list[Cached]:
             )
         )
     return sorted(found, key=lambda c: c.built_at, reverse=True)
+
+
+def _unreadable(path: Path) -> tuple[str, int, str]:
+    """How an environment whose record is broken is listed: built when it was written."""
+    made = datetime.fromtimestamp((path / META).stat().st_mtime, UTC).isoformat()
+    return f"unreadable {META}", 0, made
 
 
 def _described(meta: Any) -> tuple[str, int, str] | None:
