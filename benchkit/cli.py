@@ -20,6 +20,9 @@ from benchkit.workspace.proc import Terminated, interrupts
 from benchkit.workspace.sandbox import CHOICES as SANDBOXES
 
 if TYPE_CHECKING:
+    import polars as pl
+
+    from benchkit.store.query import RunFilter
     from benchkit.store.records import Run
 
 BAD_INPUT = 2
@@ -38,6 +41,29 @@ def _read_store(store: Path | None) -> Path:
     from benchkit.store.parquet import existing_store
 
     return existing_store(store)
+
+
+def _none_kept(runs: pl.DataFrame, chosen: RunFilter) -> str:
+    """Why a filter kept none of a store's runs, in the flags' words."""
+    from benchkit.store.query import KEYS, unmatched
+
+    if runs.is_empty():
+        return "no runs"
+    flags = {"run_set": "--set"}
+    missing = unmatched(runs, chosen)
+    if missing:
+        column, held = next(iter(missing.items()))
+        wanted = getattr(chosen, column)
+        shown = wanted if isinstance(wanted, str) else ", ".join(wanted)
+        flag = flags.get(column, f"--{column}")
+        listed = ", ".join(held[:8]) + (f", ... ({len(held)} in all)" if len(held) > 8 else "")
+        return f"no runs: none has {flag} {shown} (the store's: {listed})"
+    given = [
+        f"{flags.get(c, f'--{c}')} {getattr(chosen, c)}"
+        for c in KEYS
+        if getattr(chosen, c) is not None
+    ]
+    return f"no runs: none has {' and '.join(given)} together"
 
 
 sandbox_option = click.option(
@@ -395,9 +421,10 @@ def runs(
     chosen = RunFilter(
         bench=bench, arm=arm, executor=executor, model=model, origin=origin, run_set=run_set
     )
-    frame = narrowed(recovered(_read_store(store)), chosen)  # the runs table read once
+    every = recovered(_read_store(store))  # the runs table read once
+    frame = narrowed(every, chosen)
     if frame.is_empty():
-        click.echo("no runs", err=True)
+        click.echo(_none_kept(every, chosen), err=True)
         return
     _print_runs(frame.to_dicts(), every=True)
 
@@ -417,9 +444,13 @@ def status(store: Path | None, run_set: str | None) -> None:
     from benchkit.store.query import RunFilter, narrowed
 
     folder = _read_store(store)
-    rows = narrowed(recovered(folder), RunFilter(run_set=run_set)).to_dicts()
+    every, chosen = recovered(folder), RunFilter(run_set=run_set)
+    rows = narrowed(every, chosen).to_dicts()
     beats = {k: asdict(b) for k, b in read_beats(folder).items()}
     matrices = [m for m in read_matrices(folder) if run_set in (None, m["run_set"])]
+    if not rows and not matrices:
+        click.echo(_none_kept(every, chosen))
+        return
     click.echo(status_text(rows, beats, datetime.now(UTC), matrices))
 
 

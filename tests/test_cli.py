@@ -73,6 +73,35 @@ def test_runs_on_an_empty_store(tmp_path: Path) -> None:
     assert done.stderr.strip() == "no runs"
 
 
+def test_a_filter_no_run_matches_says_what_the_store_holds(tiny: TinyRepo, tmp_path: Path) -> None:
+    """A typo in --set (or --arm, ...) is told apart from a store without runs."""
+    for arm, run_set in (("human", "m1"), ("noop", "m2")):
+        ran = _benchkit(
+            "pilot", "--bench", str(tiny.bench_dir), "--arm", arm, "--set", run_set, store=tmp_path
+        )
+        assert ran.returncode == 0, ran.stderr
+    for command in ("runs", "status"):
+        done = _benchkit(command, "--set", "m3", store=tmp_path)
+        assert done.returncode == 0, done.stderr
+        said = (done.stderr if command == "runs" else done.stdout).strip()
+        assert said == "no runs: none has --set m3 (the store's: m1, m2)"
+    typo = _benchkit("runs", "--set", "m1", "--arm", "humn", "--bench", "tiny", store=tmp_path)
+    assert typo.stderr.strip() == "no runs: none has --arm humn (the store's: human, noop)"
+    apart = _benchkit("runs", "--set", "m1", "--arm", "noop", store=tmp_path)
+    assert apart.stderr.strip() == "no runs: none has --arm noop and --set m1 together"
+    held = _benchkit("runs", "--set", "m1", store=tmp_path)
+    assert held.returncode == 0 and "human" in held.stdout and "noop" not in held.stdout
+
+
+def test_a_filter_no_run_matches_lists_only_some_of_many_values(tmp_path: Path) -> None:
+    csv = tmp_path / "runs.csv"
+    csv.write_text("bench,arm,run_set\n" + "".join(f"b,a,s{n:02d}\n" for n in range(12)))
+    assert _benchkit("import", str(csv), store=tmp_path / "s").returncode == 0
+    done = _benchkit("runs", "--set", "s99", store=tmp_path / "s")
+    listed = "s00, s01, s02, s03, s04, s05, s06, s07, ... (12 in all)"
+    assert done.stderr.strip() == f"no runs: none has --set s99 (the store's: {listed})"
+
+
 @pytest.mark.parametrize(
     "command",
     [

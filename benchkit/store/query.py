@@ -23,6 +23,7 @@ from benchkit.store.schema import TABLES, table_schema
 
 Wanted = str | Sequence[str] | None
 Moment = datetime | date | None
+KEYS = ("bench", "arm", "executor", "model", "origin", "run_set")  # a filter's columns
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,7 +41,7 @@ class RunFilter:
 
     def conditions(self) -> list[pl.Expr]:
         found = []
-        for column in ("bench", "arm", "executor", "model", "origin", "run_set"):
+        for column in KEYS:
             wanted = getattr(self, column)
             if wanted is not None:
                 values = [wanted] if isinstance(wanted, str) else list(wanted)
@@ -67,6 +68,22 @@ def narrowed(runs: pl.DataFrame, chosen: RunFilter) -> pl.DataFrame:
     """Runs already read, narrowed by a filter, oldest first."""
     conditions = chosen.conditions()
     return oldest_first(runs.filter(*conditions) if conditions else runs)
+
+
+def unmatched(runs: pl.DataFrame, chosen: RunFilter) -> dict[str, list[str]]:
+    """Each column of the filter none of whose values a run has, with the values the
+    runs have, sorted: why a filter kept no run. Empty when each matches some run
+    (they match none together, or the time bounds left none)."""
+    found: dict[str, list[str]] = {}
+    for column in KEYS:
+        wanted = getattr(chosen, column)
+        if wanted is None or column not in runs.columns:
+            continue
+        values = {wanted} if isinstance(wanted, str) else set(wanted)
+        held = {str(v) for v in runs[column].drop_nulls().unique().to_list()}
+        if not values & held:
+            found[column] = sorted(held)
+    return found
 
 
 def _known(name: str) -> None:
