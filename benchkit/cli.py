@@ -577,6 +577,15 @@ def ab_(
     command: tuple[str, ...],
 ) -> None:
     """Run the identical test command at both refs: `benchkit ab --base A --head B -- CMD`."""
+    from benchkit.change.testrun import report_path
+
+    if fail_on_flip and report_path(command) is None:
+        raise UsageError(
+            "ab",
+            "--fail-on-flip",
+            "the command names no JUnit report ({report} or --junitxml PATH), "
+            "so no test can be named as flipped",
+        )
     result = benchkit.ab(
         base,
         head,
@@ -592,6 +601,11 @@ def ab_(
         click.echo(f"{side} {result.sha(side)}  python {python}")
     click.echo("")
     click.echo(result.to_markdown())
+    unjudged = result.unjudged()
+    if fail_on_flip and unjudged:
+        for why in unjudged:
+            click.echo(f"benchkit: {why}", err=True)
+        raise SystemExit(1)
     broke = result.broke()
     if fail_on_flip and broke:
         names = ", ".join(f.test for f in broke)
@@ -632,6 +646,9 @@ def probe(
         bench=bench,
     )
     click.echo(result.to_markdown())
+    if result.unjudged:
+        click.echo(f"benchkit: the tests at head cannot be judged {result.unjudged}", err=True)
+        raise SystemExit(1)
 
 
 @main.command()

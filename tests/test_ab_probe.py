@@ -328,6 +328,91 @@ def test_ab_fail_on_flip_exits_1_when_a_passing_test_fails_at_head(
     assert done.returncode == 0, done.stderr  # failed -> passed and a new test: no break
 
 
+def _ab_cli(repo: Path, store: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "benchkit.cli", "ab", "--repo", str(repo), *args]
+    env = {**os.environ, "BENCHKIT_STORE": str(store)}
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_ab_fail_on_flip_fails_when_the_heads_tests_do_not_run(tmp_path: Path) -> None:
+    """A head whose suite cannot start (pytest exits 4, no report) breaks every test
+    that passed at base: the gate cannot call that a pass."""
+    broken = {**BASE, "pytest.ini": "[pytest]\naddopts = --no-such-option\n"}
+    make_repo(tmp_path / "repo", BASE, broken, "broken")
+    store = tmp_path / "store"
+    done = _ab_cli(
+        tmp_path / "repo",
+        store,
+        "--base",
+        "main",
+        "--head",
+        "broken",
+        "--fail-on-flip",
+        "--",
+        *JUNIT,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.strip() == (
+        "benchkit: head's tests cannot be judged (exit 4): no test report at "
+        ".benchkit-report.xml; 1 test passed at base"
+    )
+    assert "| head | " in done.stdout and " | 4 | " in done.stdout  # its exit code shown
+    missing = _ab_cli(
+        tmp_path / "repo",
+        store,
+        "--base",
+        "main",
+        "--head",
+        "broken",
+        "--fail-on-flip",
+        "--",
+        "no-such-runner-xyz",
+        "--junitxml={report}",
+    )
+    assert missing.returncode == 1, missing.stdout + missing.stderr
+    assert missing.stderr.strip().startswith(
+        "benchkit: base's tests cannot be judged (the command could not start): "
+    )
+    assert "nanx" not in missing.stdout
+    assert "Duration: not judged: a side's command did not run." in missing.stdout
+
+
+def test_a_probe_whose_tests_cannot_run_at_head_proves_nothing_and_exits_1(
+    repo: Path, tmp_path: Path
+) -> None:
+    argv = [sys.executable, "-m", "benchkit.cli", "probe", "--repo", str(repo)]
+    argv += ["--base", "main", "--head", "fix", "--", "no-such-runner-xyz", "{report}"]
+    env = {**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")}
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.strip() == (
+        "benchkit: the tests at head cannot be judged (the command could not start): "
+        "no test report at .benchkit-report.xml"
+    )
+    assert "cannot be judged (the command could not start)" in done.stdout
+
+
+def test_ab_fail_on_flip_needs_a_report_to_name_flips(repo: Path, tmp_path: Path) -> None:
+    command = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    done = _ab_cli(
+        repo,
+        tmp_path / "store",
+        "--base",
+        "main",
+        "--head",
+        "fix",
+        "--fail-on-flip",
+        "--",
+        *command,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "benchkit: ab: --fail-on-flip: the command names no JUnit report ({report} or "
+        "--junitxml PATH), so no test can be named as flipped"
+    )
+    assert not (tmp_path / "store").exists()  # refused before anything ran
+
+
 @pytest.mark.parametrize(
     ("base", "head", "said"),
     [

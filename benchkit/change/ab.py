@@ -38,7 +38,9 @@ def duration_change(base: Sequence[float], head: Sequence[float], factor: float 
     """Whether the head's duration differs from the base's, said only when it is real:
     the medians differ by more than `factor` and no repeat of one side falls within
     the other's range. Pure."""
-    ratio = statistics.median(head) / statistics.median(base) if min(base) > 0 else float("nan")
+    if min(base) <= 0:
+        return "not judged: the base took no time"
+    ratio = statistics.median(head) / statistics.median(base)
     said = f"head {ratio:.2f}x base"
     if len(base) < 2 or len(head) < 2:
         return f"{said}: not judged, one run a side (--repeat 3 or more to tell)"
@@ -80,8 +82,25 @@ class AbResult:
         """The tests that passed at the base and fail (or error) at the head."""
         return [f for f in self.flips() if f.base == "passed" and f.head in FAILING]
 
+    def unjudged(self) -> list[str]:
+        """Each side whose tests cannot be judged, and why (`CommandRun.unjudged`). A
+        gate on flips cannot pass then: what passed at base may not run at head."""
+        said = []
+        base = self.runs["base"][0]
+        for side in SIDES:
+            why = self.runs[side][0].unjudged()
+            if why is None:
+                continue
+            if side == "head" and base.cases is not None:
+                n = sum(c.outcome == "passed" for c in base.cases)
+                why += f"; {n} test{'' if n == 1 else 's'} passed at base"
+            said.append(f"{side}'s tests cannot be judged {why}")
+        return said
+
     def duration(self) -> str:
         """Whether the duration changed, by `duration_change`."""
+        if any(r.not_found for side in SIDES for r in self.runs[side]):
+            return "not judged: a side's command did not run"
         base, head = ([r.duration_s for r in self.runs[s]] for s in SIDES)
         return duration_change(base, head, self.factor)
 
@@ -99,11 +118,12 @@ class AbResult:
                     _n(first.failed),
                     _n(first.errors),
                     _n(first.skipped),
+                    _n(first.exit_code),
                     f"{min(times):.2f} s / {statistics.median(times):.2f} s",
                     first.python or "none found",
                 ]
             )
-        header = ["side", "sha", "passed", "failed", "errors", "skipped"]
+        header = ["side", "sha", "passed", "failed", "errors", "skipped", "exit"]
         header += ["duration (min / median)", "python"]
         text = f"`{shlex.join(self.command)}`, {len(self.runs['base'])} run(s) a side\n\n"
         text += markdown_table(header, rows)

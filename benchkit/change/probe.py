@@ -56,6 +56,7 @@ class ProbeResult:
     command: tuple[str, ...]
     sets: tuple[ProbeSet, ...]
     python: str | None = None  # version and path of the Python that ran the tests
+    unjudged: str | None = None  # why the tests at head cannot be judged, when they cannot
 
     def to_markdown(self) -> str:
         rows = [
@@ -67,6 +68,8 @@ class ProbeResult:
             f"Probe of {self.head_sha[:12]} against {self.base_sha[:12]}: "
             f"`{shlex.join(self.command)}` (python: {self.python or 'none found'})\n\n"
         )
+        if self.unjudged:
+            head += f"The tests at head cannot be judged {self.unjudged}: nothing is proven.\n\n"
         return head + markdown_table(["reverted", "test", "at head", "reverted", "verdict"], rows)
 
     def _repr_markdown_(self) -> str:
@@ -199,6 +202,7 @@ def probe(
         command=tuple(command),
         sets=tuple(sets),
         python=at_head.python,
+        unjudged=at_head.unjudged(),
     )
     write_probe(store, result)
     return result

@@ -60,6 +60,7 @@ class CommandRun:
     problem: str | None = None  # why its report gave no cases, when it named one
     python: str | None = None  # version and path of the Python that `python` named
     error_lines: tuple[str, ...] = ()  # the runner's own lines on tests that could not run
+    not_found: bool = False  # the command could not start (no such program)
 
     @property
     def source(self) -> str:
@@ -97,6 +98,18 @@ class CommandRun:
     @property
     def skipped(self) -> int | None:
         return self._count(("skipped",), self.summary.skipped if self.summary else None)
+
+    def unjudged(self) -> str | None:
+        """Why this run's tests cannot be judged one by one (it gave no test cases: no
+        report, one that cannot be read, a command that could not start); None when
+        they can."""
+        if self.cases is not None:
+            return None
+        if self.not_found:
+            how = "the command could not start"
+        else:
+            how = "timed out" if self.timed_out else f"exit {self.exit_code}"
+        return f"({how}): {self.problem or 'no JUnit report'}"
 
     def outcomes(self) -> dict[str, str]:
         """Each test (`file::name`) and its outcome; empty without a JUnit report."""
@@ -229,6 +242,7 @@ def run_at(
             log_path=str(log),
             python=_interpreter(argv, variables, worktree, instance),
             error_lines=tuple(ERROR_LINE.findall(output)[:5]),
+            not_found=finished.not_found,
         )
     finally:
         remove(instance)
