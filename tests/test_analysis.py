@@ -191,6 +191,15 @@ def test_paired_names_its_unit_and_what_it_averaged_over() -> None:
     assert paired(two, "new", "old", on=("bench", "trial", "executor")).averaged == ()
 
 
+def test_paired_with_an_arm_no_run_has_is_an_error_not_a_verdict() -> None:
+    rows = [("new", "b1", t, 0.9, "pass") for t in (1, 2)]
+    rows += [("old", "b1", t, 0.3, "fail") for t in (1, 2)]
+    with pytest.raises(UsageError, match="arm: no run of 'nosuch' to pair"):
+        paired(_runs(rows), "new", "nosuch")
+    with pytest.raises(UsageError, match="arm: no run of 'nosuch' to pair"):
+        flips(_runs(rows), "nosuch", "old")
+
+
 def test_paired_is_inconclusive_at_3_runs_per_arm() -> None:
     rows = [("new", "b1", t, 0.9, "pass") for t in (1, 2, 3)]
     rows += [("old", "b1", t, 0.3, "fail") for t in (1, 2, 3)]

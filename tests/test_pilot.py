@@ -259,6 +259,29 @@ def test_a_pilot_stopped_half_way_is_still_recorded(
     assert list((cache_dir() / "pilots").iterdir()) == []
 
 
+def test_compare_counts_neither_a_stopped_run_nor_an_unjudged_one_as_the_arms(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """Real runs: a human run that passed, one interrupted half way (the lab's doing,
+    not the arm's) and one whose tests never ran (`checks=["lint"]`): the interrupted
+    one is left out of the means, and the one without a gate verdict is no pass."""
+    _one(tiny, "human", tmp_path)
+    [p] = plan([PilotSpec(bench=str(tiny.bench_dir), arm="human", trial=2)])
+    with pytest.raises(KeyboardInterrupt):
+        execute_plan(replace(p, arm=Raising(KeyboardInterrupt())), tmp_path)
+    linted = _one(tiny, "noop", tmp_path, checks=["lint"])
+    assert linted.status == "ok" and linted.gate is None  # finished; its tests never ran
+    runs = benchkit.runs(tmp_path)
+    assert sorted(runs["status"]) == ["interrupted", "ok", "ok"]
+    result = benchkit.compare(runs, by="arm", metrics=["coverage", "pass"])
+    human, noop = result.frame.sort("arm").to_dicts()
+    assert (human["runs"], human["coverage_mean"], human["pass_mean"]) == (1, 1.0, 1.0)
+    assert (noop["runs"], noop["pass_n"], noop["pass_mean"]) == (1, 0, None)  # unknown
+    table = result.to_markdown()
+    assert "| noop | 1 (few) | 0 | - |" in table
+    assert "1 run left out: interrupted, crashed or still running" in table
+
+
 def test_the_baseline_is_cached_by_base_sha_and_checks(tiny: TinyRepo, tmp_path: Path) -> None:
     first = _one(tiny, "noop", tmp_path)
     second = _one(tiny, "human", tmp_path)

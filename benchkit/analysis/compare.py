@@ -44,11 +44,27 @@ def _ok(column: str) -> pl.Expr:
 
 def passed() -> pl.Expr:
     """A run passes when it finished and its tests passed the gate (flaky included);
-    a run without a gate verdict passes when it finished."""
-    gate = pl.col("test_verdict")
+    a run that did not finish fails; one that finished without a gate verdict (its
+    tests never ran: `--checks lint`, a bench without a test check, an import without
+    one) is unknown, null, never a pass."""
+    gate, finished = pl.col("test_verdict"), pl.col("status") == "ok"
     return (
-        (pl.col("status") == "ok") & (gate.is_null() | gate.is_in(["pass", "flaky-pass"]))
-    ).cast(pl.Float64)
+        pl.when(finished & gate.is_null())
+        .then(None)
+        .otherwise(finished & gate.is_in(["pass", "flaky-pass"]))
+        .cast(pl.Float64)
+    )
+
+
+NOT_THE_ARMS = ("interrupted", "crashed", "running")  # stopped by the lab, not the arm
+STOPPED = "__stopped"
+
+
+def stopped() -> pl.Expr:
+    """A run interrupted, crashed or still running: its status is not its arm's
+    outcome (its coverage is of a tree the arm may never have touched), so no mean
+    counts it; running the set again finishes it."""
+    return pl.col("status").is_in(NOT_THE_ARMS).fill_null(False)
 
 
 BOOKKEEPING = {"schema_version", "pid", "process_start"}  # numbers, not figures
@@ -122,6 +138,7 @@ class Comparison:
     metrics: tuple[str, ...]
     sums: bool = False
     rates: frozenset[str] = frozenset(RATES)
+    left_out: int = 0  # runs interrupted, crashed or running: not their arm's outcome
 
     def to_markdown(self) -> str:
         return comparison_table(self)
@@ -169,7 +186,10 @@ def compare(
     if unknown:
         raise UsageError("metrics", "", f"no metric {unknown[0]!r} (known: {', '.join(available)})")
     exprs = [available[m].fill_nan(None).alias(m) for m in wanted]
-    chosen = lazy.select(*keys, *exprs).collect().lazy()  # read once: a scan may change
+    out = stopped() if "status" in schema else pl.lit(False)
+    read = lazy.select(*keys, *exprs, out.alias(STOPPED)).collect()  # once: a scan may change
+    left_out = int(read[STOPPED].sum())
+    chosen = read.filter(~pl.col(STOPPED)).drop(STOPPED).lazy()
     grouped = _summaries(chosen, keys, wanted)
     samples = _resampled(chosen, keys, [m for m in wanted if m not in rates])
     rows = []
@@ -200,7 +220,12 @@ def compare(
         rows.append(row)
     frame = pl.DataFrame(rows) if rows else pl.DataFrame({k: [] for k in (*keys, "runs")})
     return Comparison(
-        frame=frame, by=keys, metrics=wanted, sums=sums, rates=frozenset(rates & set(wanted))
+        frame=frame,
+        by=keys,
+        metrics=wanted,
+        sums=sums,
+        rates=frozenset(rates & set(wanted)),
+        left_out=left_out,
     )
 
 
@@ -272,11 +297,17 @@ def _pair_units(
 ) -> pl.DataFrame:
     _group_keys([column, *on], runs.collect_schema().names())
     per_unit = (
-        runs.filter(pl.col(column).is_in([a, b]))
+        runs.filter(pl.col(column).is_in([a, b]), ~stopped())
         .group_by([*on, column])
         .agg(metric.mean().alias("value"), passed().mean().alias("pass"))
         .collect()
     )
+    held = set(per_unit[column].to_list())
+    for value in (a, b):
+        if value not in held:
+            raise UsageError(
+                column, "", f"no run of {value!r} to pair (none, or none the arm finished)"
+            )
     left = per_unit.filter(pl.col(column) == a).drop(column)
     right = per_unit.filter(pl.col(column) == b).drop(column)
     return left.join(right, on=list(on), suffix="_b").sort(list(on))
@@ -347,6 +378,10 @@ def paired(
 
 def _pairs(n: int) -> str:
     return f"{n} pair" if n == 1 else f"{n} pairs"
+
+
+def _runs(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
 
 
 def _averaged(
@@ -425,6 +460,11 @@ def comparison_cells(comparison: Comparison) -> tuple[list[str], list[list[objec
         f"(few): fewer than {FEW} runs, the fewest with which a two-sided sign test can "
         f"reach p < {ALPHA:g} at all (paired calls fewer pairs inconclusive)."
     )
+    if comparison.left_out:
+        note += (
+            f" {_runs(comparison.left_out)} left out: interrupted, crashed or still running, "
+            "which says nothing of the arm (run the set again to finish them)."
+        )
     return header, body, note
 
 
