@@ -164,6 +164,7 @@ def test_a_command_arm_reports_its_cost(tiny: TinyRepo, tmp_path: Path) -> None:
     assert sessions.select("session", "turns", "cost_usd").rows() == [(0, 2, 0.04)]
     trace = json.loads(bk.trace.read_text())
     assert trace["model"] == "fake-model"
+    assert row["model"] == "fake-model"  # the model the arm file gave is the run's
     assert trace["max_budget_usd"] == 1.0
     # HOME is the pilot's own folder, gone afterwards; the worktree is the cwd
     assert trace["home"] != os.environ.get("HOME")

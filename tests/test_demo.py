@@ -192,7 +192,7 @@ def test_the_pilot_table_of_two_demo_runs(demo_runs: pl.DataFrame) -> None:
     header += ["lint", "test", "build", "gate", "flaky files", "sessions", "cost", "wall", "CI"]
     agent_a = ["agent-a", "ID", "demo", "SHA", "replay:agent-a (local)", "ok", "ok", "ok"]
     agent_a += ["fail (2 fail)", "ok", "flaky-pass, 0 regressions", "tests/test_clock.py", "-"]
-    fake = ["fake agent", "ID", "demo", "SHA", "fake-agent (cli)", "ok", "ok", "ok"]
+    fake = ["fake agent", "ID", "demo", "SHA", "fake-agent (cli, fake-sonnet)", "ok", "ok", "ok"]
     fake += ["fail (1 fail)", "ok", "pass, 0 regressions", "none", "1", "$0.0548"]
     expected = [
         [*header, "coverage vs human"],

@@ -57,6 +57,11 @@ class CommandArm:
     vars: tuple[tuple[str, str], ...]
 
     @property
+    def model(self) -> str:
+        """The model its file names, when the pilot gives none."""
+        return self.arm.file.model or ""
+
+    @property
     def source(self) -> Path:
         """The file the arm is made of."""
         return self.arm.path
@@ -65,7 +70,7 @@ class CommandArm:
         spec = context.spec
         values = {
             "instruction": context.bench.file.instruction.strip(),
-            "model": spec.model or self.arm.file.model,
+            "model": spec.model or self.model,
             "max_cost": "" if spec.max_cost is None else f"{spec.max_cost:g}",
             "executor": self.executor,
             "worktree": str(context.worktree),

@@ -70,6 +70,8 @@ def plan(
         arm = resolve_arm(bench, spec)
         if not spec.executor:
             spec = replace(spec, executor=getattr(arm, "executor", DEFAULT_EXECUTOR))
+        if not spec.model:  # the model an arm file names, recorded as the run's
+            spec = replace(spec, model=getattr(arm, "model", ""))
         plans.append(
             Plan(
                 spec=spec,
