@@ -284,6 +284,11 @@ def test_the_pilot_table_marks_simulated_and_imported_runs_and_a_budget_stop() -
     row = {"arm": "tool", "executor": "cli", "model": "small", "origin": "simulated"}
     assert label_cell(row, "after") == "after (simulated)"
     assert label_cell({**row, "origin": "pilot"}, "after") == "after"
+    stopped = {**row, "origin": "pilot", "status": "interrupted", "failure_kind": "interrupted"}
+    assert label_cell(stopped, "after") == "after (interrupted)"
+    failed = {**row, "origin": "imported", "status": "failed", "failure_kind": "patch"}
+    assert label_cell(failed, "after") == "after (imported, failed: patch)"
+    assert label_cell({**row, "status": "ok"}, "after") == "after (simulated)"
     assert arm_cell(row) == "tool (cli, small)"
     assert arm_cell({**row, "model": ""}) == "tool (cli)"
     assert budget_cell({"cost_usd": 0.5, "over_budget": True}) == "$0.5000, over budget"

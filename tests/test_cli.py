@@ -64,6 +64,11 @@ def test_a_failed_run_exits_1_and_is_listed(tiny: TinyRepo, tmp_path: Path) -> N
     assert listed.returncode == 0
     assert "failed (patch)" in listed.stdout
     assert len(benchkit.runs(tmp_path)) == 1
+    run_id = benchkit.runs(tmp_path)["run_id"][0]
+    shown = _benchkit("evidence", run_id, store=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    row = shown.stdout.splitlines()[2]  # a run that never got its change in says so
+    assert row.startswith(f"| replay:{bad} (failed: patch) | {run_id} |"), row
 
 
 def test_runs_on_an_empty_store(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """The pilot table in GitHub markdown, for pull-request bodies. Pure: rows in, text out.
 
 The pilot table has one row per run, labelled as the caller likes (`before`,
-`after`, an arm's name; a simulated or imported run says so after its label): the
+`after`, an arm's name; a simulated or imported run, or one that did not finish, says
+so after its label): the
 run id, the bench and its base commit, the arm with its executor and model; the local
 checks, each `ok` or `fail` with its count (`10 errors`, `1 fail`); the gate's verdict
 with its regressions; flaky files; sessions; cost, with a budget stop; wall time; CI
@@ -92,8 +93,14 @@ def _value(value: object) -> str:
 
 
 def label_cell(row: Mapping[str, Any], label: str) -> str:
-    origin = row.get("origin")
-    return f"{label} ({origin})" if origin in ("simulated", "imported") else label
+    """The label, then what the row's figures are: a simulated or imported run, and a
+    run that did not finish (`failed: patch`, `interrupted`), whose dashes would
+    otherwise read as a run with nothing to show."""
+    said = [str(row["origin"])] if row.get("origin") in ("simulated", "imported") else []
+    status, kind = row.get("status"), row.get("failure_kind")
+    if status not in (None, "", "ok"):
+        said.append(f"{status}: {kind}" if kind not in (None, "", status) else str(status))
+    return f"{label} ({', '.join(said)})" if said else label
 
 
 def arm_cell(row: Mapping[str, Any]) -> str:
