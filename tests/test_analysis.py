@@ -324,6 +324,10 @@ def test_filters_apply_to_runs_and_their_tables(tmp_path: Path) -> None:
     assert benchkit.runs(store, arm=["human", "replay:agent-a"], bench="demo").height == 2
     assert benchkit.runs(store, since=date(2099, 1, 1)).height == 0
     assert benchkit.runs(store, until=datetime(2099, 1, 1, tzinfo=UTC)).height == 2
+    assert benchkit.runs(store, since="2099-01-01").height == 0  # ISO text, as a user types it
+    assert benchkit.runs(store, until="2099-01-01T00:00:00+00:00").height == 2
+    with pytest.raises(UsageError, match="since: not a date or an ISO date and time: 'yesterday'"):
+        benchkit.runs(store, since="yesterday")
     assert benchkit.table("sites", store, arm="human").height == 15
     lazy = benchkit.scan("checks", store, arm="replay:agent-a")
     assert isinstance(lazy, pl.LazyFrame)

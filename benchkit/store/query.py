@@ -15,14 +15,14 @@ from pathlib import Path
 
 import polars as pl
 
-from benchkit.errors import StoreError
+from benchkit.errors import StoreError, UsageError
 from benchkit.store.parquet import read_table, rows_frame, scan_table, store_path
 from benchkit.store.records import Run
 from benchkit.store.rows import run_row
 from benchkit.store.schema import TABLES, table_schema
 
 Wanted = str | Sequence[str] | None
-Moment = datetime | date | None
+Moment = datetime | date | str | None  # a str: ISO
 KEYS = ("bench", "arm", "executor", "model", "origin", "run_set")  # a filter's columns
 
 
@@ -46,13 +46,26 @@ class RunFilter:
             if wanted is not None:
                 values = [wanted] if isinstance(wanted, str) else list(wanted)
                 found.append(pl.col(column).is_in(values))
-        for bound, after in ((self.since, True), (self.until, False)):
+        for name, bound, after in (("since", self.since, True), ("until", self.until, False)):
             if bound is not None:
+                bound = _moment(name, bound)
                 moment = bound if isinstance(bound, datetime) else datetime.combine(bound, time())
                 moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
                 started = pl.col("started_at")
                 found.append(started >= moment if after else started < moment)
         return found
+
+
+def _moment(name: str, given: object) -> datetime | date:
+    """A bound as given: a date, a datetime, or its ISO text (`2026-12-01`)."""
+    if isinstance(given, datetime | date):
+        return given
+    if isinstance(given, str):
+        try:
+            return datetime.fromisoformat(given)
+        except ValueError:
+            pass
+    raise UsageError(name, "", f"not a date or an ISO date and time: {given!r}")
 
 
 def oldest_first(runs: pl.DataFrame) -> pl.DataFrame:
