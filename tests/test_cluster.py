@@ -130,3 +130,24 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
     except OSError:
         return ""
+
+
+@pytest.mark.parametrize(
+    ("address", "why"),
+    [("127.0.0.1:1", "connection refused"), ("localhost:port", "not host:port")],
+)
+def test_a_ray_address_nothing_answers_at_is_one_line_before_anything_is_written(
+    tiny: TinyRepo, tmp_path: Path, address: str, why: str
+) -> None:
+    """Ray itself retries a dead address for minutes, a warning every few seconds."""
+    argv = [sys.executable, "-m", "benchkit.cli", "pilot", "--bench", str(tiny.bench_dir)]
+    argv += ["--arm", "noop", "--launcher", "ray", "--ray-address", address, "--quiet"]
+    env = {**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")}
+    started = time.monotonic()
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.strip() == (
+        f"benchkit: {address}: --ray-address: no Ray cluster answers there ({why})"
+    )
+    assert time.monotonic() - started < 30
+    assert not (tmp_path / "store").exists()

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import socket
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from benchkit.errors import UsageError
 from benchkit.run.events import Event, Sink, relayed
@@ -30,6 +32,31 @@ def _ray() -> Any:
     except ImportError:
         raise UsageError("--launcher ray", "", "needs Ray: pip install 'benchkit[ray]'") from None
     return ray
+
+
+def unanswered(address: str, timeout_s: float = 5.0) -> str | None:
+    """Why nothing answers at a Ray address (`host:port`, `ray://host:port`), or None
+    when something does or it cannot be told (`auto`, no port): Ray itself would try
+    a dead address for minutes, printing a warning every few seconds."""
+    try:
+        where = urlsplit(address if "://" in address else f"ray://{address}")
+        host, port = where.hostname, where.port
+    except ValueError:
+        return "not host:port"
+    if not host or port is None:
+        return None
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return None
+    except OSError as exc:
+        return (exc.strerror or str(exc) or type(exc).__name__).lower()
+
+
+def check_address(address: str | None) -> None:
+    """Raises `UsageError` when nothing answers at the Ray address (see `unanswered`)."""
+    why = unanswered(address) if address else None
+    if why:
+        raise UsageError(address or "", "--ray-address", f"no Ray cluster answers there ({why})")
 
 
 def start_local(cpus: int) -> None:
@@ -88,7 +115,13 @@ def on_ray(
     started_here = not ray.is_initialized()
     if started_here:
         if address:
-            ray.init(address=address, logging_level=logging.WARNING)
+            try:
+                ray.init(address=address, logging_level=logging.WARNING)
+            except (ConnectionError, ValueError) as exc:  # no cluster there, or no address
+                said = str(exc).strip().splitlines()
+                raise UsageError(
+                    address, "--ray-address", f"no Ray cluster to join ({said[0] if said else exc})"
+                ) from None
         else:
             start_local(jobs)
     task = ray.remote(num_cpus=1, max_retries=0)(_pilot_task)

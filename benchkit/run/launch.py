@@ -26,7 +26,7 @@ import polars as pl
 from benchkit.bench.names import NAME
 from benchkit.errors import SetError, UsageError
 from benchkit.run.claims import claim, release
-from benchkit.run.cluster import on_ray
+from benchkit.run.cluster import check_address, on_ray
 from benchkit.run.events import Event, Planned, Sink, ignore, relayed
 from benchkit.run.pilot import benchkit_version, execute_plan
 from benchkit.run.plan import Plan, plan
@@ -111,6 +111,8 @@ def run_pilots(
     faults: list[Exception] = []
     try:
         plans = plan(specs, refresh_baseline=refresh_baseline, sandbox=sandbox)
+        if chosen == "ray":
+            check_address(ray_address)
         made_store(folder)  # every input checked: the store may be made
         known = recovered(folder)  # the runs table, read once for both
         empty_trash()  # what a killed benchkit left to remove
