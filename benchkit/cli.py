@@ -537,11 +537,10 @@ def report(out: Path, run_set: str | None, store: Path | None) -> None:
 @store_option
 def import_(file: Path, maps: tuple[str, ...], ignore: tuple[str, ...], store: Path | None) -> None:
     """Add runs recorded elsewhere (a CSV file) to the store, marked imported."""
-    from benchkit.store.imports import import_name
+    from benchkit.store.imports import earlier_imports
     from benchkit.store.parquet import store_path
 
-    before = store_path(store) / "runs" / (f"{import_name(file)}.parquet" if file.is_file() else "")
-    again = before.is_file()  # this file's runs, imported before: replaced
+    again = file.is_file() and bool(earlier_imports(file, store_path(store)))  # replaced
     ids = benchkit.import_runs(file, store, mapping=dict(_pairs("--map", maps)), ignore=ignore)
     said = f"imported {len(ids)} run{'' if len(ids) == 1 else 's'} from {file}"
     click.echo(f"{said}{'; they replace those of its earlier import' if again else ''}")

@@ -31,7 +31,7 @@ from benchkit.analysis.stats import bootstrap_mean, pairs_needed, sign_test
 from benchkit.analysis.text import gate_findings
 from benchkit.errors import ImportFileError, UsageError
 from benchkit.gate.intervals import wilson
-from benchkit.store.imports import read_csv
+from benchkit.store.imports import import_name, read_csv
 from benchkit.store.schema import SCHEMA_VERSION
 from tests.conftest import ROOT
 
@@ -486,12 +486,41 @@ def test_an_imported_run_id_the_store_holds_from_elsewhere_is_refused(tmp_path: 
     assert benchkit.import_runs(first, store) == ["r1"]
     with pytest.raises(ImportFileError) as caught:
         benchkit.import_runs(second, store)
-    digest = hashlib.sha256(first.read_bytes()).hexdigest()[:12]
     assert str(caught.value) == (
         f"{second}: row 3, run_id: the store holds run r1 already "
-        f"(in runs/imported-{digest}.parquet)"
+        f"(in runs/{import_name(first)}.parquet)"
     )
     assert benchkit.runs(store)["run_id"].to_list() == ["r1"]
+
+
+def test_a_corrected_file_imported_again_replaces_its_runs(tmp_path: Path) -> None:
+    """An import is the file's, wherever its content goes: a corrected cost replaces
+    the runs its first version gave, never adds to them; another file with the same
+    content is another import."""
+    path, store = tmp_path / "published.csv", tmp_path / "store"
+    path.write_text("bench,arm,cost_usd\nb,tool-x,0.10\nb,tool-x,0.20\n")
+    first = benchkit.import_runs(path, store)
+    path.write_text("bench,arm,cost_usd\nb,tool-x,0.10\nb,tool-x,0.25\n")
+    again = benchkit.import_runs(path, store)
+    assert again == first  # the same ids: the same file's runs
+    runs = benchkit.runs(store)
+    assert sorted(runs["cost_usd"].to_list()) == [0.10, 0.25]
+    copy = tmp_path / "copy" / "published.csv"
+    copy.parent.mkdir()
+    copy.write_bytes(path.read_bytes())
+    assert benchkit.import_runs(copy, store) != first
+    assert benchkit.runs(store).height == 4
+
+
+def test_an_import_named_by_its_content_as_before_is_replaced_too(tmp_path: Path) -> None:
+    path, store = tmp_path / "published.csv", tmp_path / "store"
+    path.write_text("bench,arm,run_id\nb,tool-x,r1\n")
+    benchkit.import_runs(path, store)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    mine = store / "runs" / f"{import_name(path)}.parquet"
+    mine.rename(store / "runs" / f"imported-{digest}.parquet")  # as an earlier benchkit named it
+    assert benchkit.import_runs(path, store) == ["r1"]  # its own id: not held from elsewhere
+    assert sorted(f.name for f in (store / "runs").glob("*.parquet")) == [mine.name]
 
 
 def test_cli_import_and_its_errors(tmp_path: Path) -> None:

@@ -223,22 +223,37 @@ def import_runs(
     schema = table_schema("runs", checks)
     complete = [dict.fromkeys(schema.names) | row for row in rows]  # the rest is null
     name, folder = import_name(path), store_path(store)
-    _not_held(path, folder, name, [str(row["run_id"]) for row in rows])
-    write_table(folder, "runs", name, complete, schema)
+    earlier = earlier_imports(path, folder)
+    _not_held(path, folder, {f.stem for f in earlier} | {name}, [str(r["run_id"]) for r in rows])
+    written = write_table(folder, "runs", name, complete, schema)
+    for old in earlier:
+        if old != written:
+            old.unlink(missing_ok=True)
     return [str(row["run_id"]) for row in rows]
 
 
 def import_name(path: Path) -> str:
-    """The name of the runs file an import of this CSV file writes: by its content, so
-    that importing it again replaces its runs."""
-    return f"imported-{hashlib.sha256(path.read_bytes()).hexdigest()[:12]}"
+    """The name of the runs file an import of this CSV file writes, and the stem of
+    the ids of its runs that have none: by the file's place (its name and resolved
+    path), so that importing it again, corrected or not, replaces its runs."""
+    where = hashlib.sha256(str(path.resolve()).encode(errors="surrogateescape")).hexdigest()
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", path.stem).strip("-._")[:40] or "file"
+    return f"imported-{stem}-{where[:12]}"
 
 
-def _not_held(path: Path, store: Path, name: str, ids: list[str]) -> None:
+def earlier_imports(path: Path, store: Path) -> list[Path]:
+    """The runs files of this CSV file's earlier imports: by its place, and by its
+    content (the name earlier imports were given, replaced as well)."""
+    by_content = f"imported-{hashlib.sha256(path.read_bytes()).hexdigest()[:12]}"
+    names = (import_name(path), by_content)
+    return [f for name in names if (f := store / "runs" / f"{name}.parquet").is_file()]
+
+
+def _not_held(path: Path, store: Path, own: set[str], ids: list[str]) -> None:
     """Raises `ImportFileError` at the first id the store holds from elsewhere (not
-    from this file's own earlier import, `name`, which the import replaces), naming
+    from this file's own earlier imports, `own`, which the import replaces), naming
     the file that holds it. One look at the `run_id` of every runs file."""
-    files = [f for f in all_files(store, "runs") if f.stem != name]
+    files = [f for f in all_files(store, "runs") if f.stem not in own]
     if not files:
         return
     try:
