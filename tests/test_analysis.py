@@ -388,6 +388,9 @@ def test_import_runs_recorded_elsewhere(tmp_path: Path) -> None:
         ("bench,arm,launcher\ndemo,x,cloud\n", "row 2, launcher", "not one of serial, "),
         ("bench,arm,ci_status\ndemo,x,green\n", "row 2, ci_status", "not one of ok, fail"),
         ("bench,arm,my check_status\ndemo,x,ok\n", "my check_status", "unknown column"),
+        ("bench,arm,wall_s\ndemo,a,1\ndemo,b,2,3\n", "row 3", "4 fields, where the header has 3"),
+        ("bench,arm,arm\ndemo,a,b\n", "arm", "a column given twice in the header"),
+        ("bench,arm\n", "", "no runs: the file has a header and no rows"),
     ],
 )
 def test_a_bad_csv_names_the_row_and_column(
@@ -397,8 +400,13 @@ def test_a_bad_csv_names_the_row_and_column(
     path.write_text(text)
     with pytest.raises(ImportFileError) as caught:
         read_csv(path)
-    assert str(caught.value).startswith(f"{path}: {field}: ")
+    assert str(caught.value).startswith(f"{path}: {field}: " if field else f"{path}: ")
     assert message in str(caught.value)
+
+
+def test_a_folder_to_import_is_no_csv_file(tmp_path: Path) -> None:
+    with pytest.raises(ImportFileError, match=r": a folder, not a CSV file$"):
+        read_csv(tmp_path)
 
 
 PUBLISHED = """tool,model,task,attempts,sites,seconds,spend_usd,notes
@@ -466,6 +474,19 @@ def test_a_bad_csv_names_every_bad_cell_at_once(tmp_path: Path) -> None:
         f"{path}: row 2, wall_s: not a Float64: 'soon'; row 2, trial: less than 1: 0; "
         "row 3, run_id: row 2 has it too"
     )
+    # a column with a cell not of its type still has its other cells checked, and a
+    # column breaking one rule in a row and another in the next says both
+    path.write_text("bench,arm,wall_s,cost_usd\ndemo,a,-1,nan\ndemo,b,abc,1e7\n")
+    with pytest.raises(ImportFileError) as caught:
+        read_csv(path)
+    assert str(caught.value) == (
+        f"{path}: row 2, wall_s: negative: -1.0; row 2, cost_usd: not a finite number: nan; "
+        "row 3, wall_s: not a Float64: 'abc'; row 3, cost_usd: more than 1,000,000 USD: 10000000.0"
+    )
+    path.write_text("bench,arm,wall_s\n" + "demo,a,-1\n" * 12)
+    with pytest.raises(ImportFileError) as caught:
+        read_csv(path)
+    assert str(caught.value).endswith("row 11, wall_s: negative: -1.0; and 2 more bad cells")
 
 
 def test_an_imported_run_id_is_a_name_not_a_path(tmp_path: Path) -> None:

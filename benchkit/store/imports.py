@@ -14,6 +14,7 @@ file). Importing the same file again replaces its runs.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
@@ -39,40 +40,48 @@ def _arrow_to_polars(kind: pa.DataType) -> pl.DataType:
     return empty_frame(pa.schema([("x", kind)])).schema["x"]
 
 
-class _Bad(Exception):
-    """A cell that is not of its column's type: where, and what it holds."""
-
-    def __init__(self, where: str, said: str) -> None:
-        super().__init__(f"{where}: {said}")
+Cell = tuple[int, int, str]  # a bad cell: its row (as the file numbers it), its column's
+# place in the file, and what is wrong with it
 
 
-def _cast(frame: pl.DataFrame, column: str, kind: pa.DataType) -> pl.Series:
+def _cells(frame: pl.DataFrame, column: str, bad: pl.Series | pl.Expr, said: str) -> list[Cell]:
+    """Every row where `bad` holds, with the cell as the file has it."""
+    rows = frame.with_row_index().filter(bad)
+    place = frame.columns.index(column)
+    return [
+        (row + 2, place, f"row {row + 2}, {column}: {said}: {value!r}")
+        for row, value in zip(rows["index"], rows[column], strict=True)
+    ]
+
+
+def _cast(frame: pl.DataFrame, column: str, kind: pa.DataType) -> tuple[pl.Series, list[Cell]]:
+    """A column as its type, null where a cell is not of it, and those cells."""
     raw = frame[column]
     if pa.types.is_list(kind):
-        return raw.str.split(";").list.eval(pl.element().str.strip_chars()).alias(column)
+        return raw.str.split(";").list.eval(pl.element().str.strip_chars()).alias(column), []
     target = _arrow_to_polars(kind)
     if pa.types.is_boolean(kind):
         lowered = raw.str.to_lowercase().str.strip_chars()
-        bad = raw.filter(lowered.is_not_null() & ~lowered.is_in(["true", "false", "1", "0"]))
-        if len(bad):
-            row = frame.with_row_index().filter(pl.col(column) == bad[0])["index"][0]
-            raise _Bad(f"row {row + 2}, {column}", f"not true or false: {bad[0]!r}")
-        return lowered.is_in(["true", "1"]).alias(column).set(lowered.is_null(), None)
+        wrong = lowered.is_not_null() & ~lowered.is_in(["true", "false", "1", "0"])
+        read = lowered.is_in(["true", "1"]).alias(column).set(lowered.is_null() | wrong, None)
+        return read, _cells(frame, column, wrong, "not true or false")
     if pa.types.is_timestamp(kind):
         when = raw.str.to_datetime(time_zone="UTC", strict=False).alias(column)
-        _first_bad(frame, column, raw.is_not_null() & when.is_null(), "not a date and time")
-        return when
+        return when, _cells(
+            frame, column, raw.is_not_null() & when.is_null(), "not a date and time"
+        )
     cast = raw.cast(target, strict=False)
-    _first_bad(frame, column, raw.is_not_null() & cast.is_null(), f"not a {target}")
-    return cast
+    return cast, _cells(frame, column, raw.is_not_null() & cast.is_null(), f"not a {target}")
 
 
-def _first_bad(frame: pl.DataFrame, column: str, bad: pl.Series | pl.Expr, said: str) -> None:
-    """Raises `_Bad` at the first row where `bad` holds, with the cell as the file has it."""
-    rows = frame.with_row_index().filter(bad)
-    if rows.height:
-        row, value = rows["index"][0], rows[column][0]
-        raise _Bad(f"row {row + 2}, {column}", f"{said}: {value!r}")
+SHOWN = 10  # bad cells a message names; the rest it counts
+
+
+def _said(cells: list[Cell]) -> str:
+    """Bad cells in the file's order, row by row: the first `SHOWN`, then how many more."""
+    ordered = [said for _, _, said in sorted(cells)]
+    more = len(ordered) - SHOWN
+    return "; ".join(ordered[:SHOWN]) + (f"; and {more} more bad cells" if more > 0 else "")
 
 
 FINISHED = tuple(s for s in get_args(RunStatus) if s != "running")  # an import's statuses
@@ -96,11 +105,11 @@ def _known_values(column: str) -> tuple[str, ...]:
     return CHECK_STATUSES if column.endswith("_status") and check_of(column) else ()
 
 
-def _beyond(cast: pl.DataFrame) -> list[str]:
-    """The cells of a cast file that no run could hold, the first of each column:
-    seconds, costs and counts below 0, numbers that are not finite, fractions
-    beyond 1, a trial below 1, a status that is none, a run id given twice."""
-    bad = []
+def _beyond(cast: pl.DataFrame) -> list[Cell]:
+    """The cells of a cast file that no run could hold, every one: seconds, costs and
+    counts below 0, numbers that are not finite, fractions beyond 1, a trial below
+    1, a status that is none, a run id given twice."""
+    bad: list[Cell] = []
     for name in cast.columns:
         column, kind = pl.col(name), cast.schema[name]
         rules: list[tuple[pl.Expr, str]] = []
@@ -115,17 +124,22 @@ def _beyond(cast: pl.DataFrame) -> list[str]:
             rules.append((column < least, "less than 1" if least else "negative"))
         elif values := _known_values(name):
             rules.append((~column.is_in(values), f"not one of {', '.join(values)}"))
+        seen = pl.lit(False)  # a cell is named once, by the first rule it breaks
         for rule, said in rules:
-            rows = cast.with_row_index().filter(rule.fill_null(False))
-            if rows.height:
-                bad.append(f"row {rows['index'][0] + 2}, {name}: {said}: {rows[name][0]!r}")
-                break
+            broken = rule.fill_null(False) & ~seen
+            bad += _cells(cast, name, broken, said)
+            seen = seen | rule.fill_null(False)
     if "run_id" in cast.columns:
         ids = cast.with_row_index().filter(pl.col("run_id").is_not_null())
-        again = ids.filter(pl.col("run_id").is_duplicated())
-        if again.height:
-            first = again.filter(pl.col("run_id") == again["run_id"][0])["index"]
-            bad.append(f"row {first[1] + 2}, run_id: row {first[0] + 2} has it too")
+        place = cast.columns.index("run_id")
+        for rows in (
+            ids.filter(pl.col("run_id").is_duplicated()).group_by("run_id").agg("index")["index"]
+        ):
+            first, *others = sorted(rows)
+            bad += [
+                (row + 2, place, f"row {row + 2}, run_id: row {first + 2} has it too")
+                for row in others
+            ]
     return bad
 
 
@@ -155,12 +169,19 @@ def read_csv(
     """The runs of a CSV file as rows of the `runs` table, its columns renamed by
     `mapping` (source name to runs column) and those in `ignore` left out; raises
     `ImportFileError` naming every unknown column, or every bad cell, at once."""
+    if path.is_dir():
+        raise ImportFileError(path, "", "a folder, not a CSV file")
     try:
         frame = pl.read_csv(path, infer_schema=False)
     except FileNotFoundError:
         raise ImportFileError(path, "", "no such file") from None
     except (pl.exceptions.PolarsError, OSError) as exc:
-        raise ImportFileError(path, "", f"not a CSV file: {exc}") from None
+        raise ImportFileError(path, *_unparsed(path, exc)) from None
+    twice = sorted({c for c in _header(path) if _header(path).count(c) > 1})
+    if twice:
+        raise ImportFileError(path, ", ".join(twice), "a column given twice in the header")
+    if frame.height == 0:
+        raise ImportFileError(path, "", "no runs: the file has a header and no rows")
     frame = _renamed(path, frame, mapping or {}, ignore)
     unknown = [
         c for c in frame.columns if c in SET_BY_IMPORT or (c not in DECLARED and not check_of(c))
@@ -175,22 +196,21 @@ def read_csv(
     missing = [c for c in REQUIRED if c not in frame.columns]
     if missing:
         raise ImportFileError(path, ", ".join(missing), "missing column")
-    bad: list[str] = []
+    bad: list[Cell] = []
     for column in REQUIRED:
-        empty = frame.with_row_index().filter(pl.col(column).is_null())
-        if empty.height:
-            bad.append(f"row {empty['index'][0] + 2}, {column}: empty")
+        empty = frame.with_row_index().filter(pl.col(column).is_null())["index"]
+        place = frame.columns.index(column)
+        bad += [(row + 2, place, f"row {row + 2}, {column}: empty") for row in empty]
     columns = []
     for column in frame.columns:
         kind = DECLARED.get(column) or (pa.int64() if column.endswith("_count") else pa.string())
-        try:
-            columns.append(_cast(frame, column, kind))
-        except _Bad as exc:
-            bad.append(str(exc))
-    if columns:  # the cells of the columns that are of their type, checked too
+        read, wrong = _cast(frame, column, kind)
+        columns.append(read)
+        bad += wrong
+    if columns:  # the cells that are of their type, checked too
         bad += _beyond(pl.DataFrame(columns))
     if bad:
-        raise ImportFileError(path, "", "; ".join(bad))
+        raise ImportFileError(path, "", _said(bad))
     name = import_name(path)
     rows = pl.DataFrame(columns).to_dicts()
     for n, row in enumerate(rows):
@@ -205,6 +225,30 @@ def read_csv(
         row["trial"] = row.get("trial") or 1
         row["cost_source"] = "reported" if row.get("cost_usd") is not None else "missing"
     return rows
+
+
+def _header(path: Path) -> list[str]:
+    """The file's header, its names as the file has them (polars renames a name given
+    twice)."""
+    with open(path, newline="", encoding="utf-8", errors="replace") as handle:
+        return next(csv.reader(handle), [])
+
+
+def _unparsed(path: Path, exc: Exception) -> tuple[str, str]:
+    """Where and why polars could not read a file, in one line: the first row whose
+    fields the header does not match, when that is why."""
+    try:
+        with open(path, newline="", encoding="utf-8", errors="replace") as handle:
+            lines = csv.reader(handle)
+            header = next(lines, [])
+            for n, fields in enumerate(lines, start=2):
+                if fields and len(fields) != len(header):
+                    said = f"{len(fields)} field{'' if len(fields) == 1 else 's'}"
+                    return f"row {n}", f"{said}, where the header has {len(header)}"
+    except (OSError, csv.Error) as bad:
+        return "", f"not a CSV file: {bad}"
+    first = str(exc).strip().splitlines()
+    return "", f"not a CSV file: {first[0] if first else type(exc).__name__}"
 
 
 def import_runs(
