@@ -182,3 +182,24 @@ def test_a_count_or_a_time_a_tool_could_not_have_given_is_missing_and_said() -> 
         "session 0's turns -1 is not a count: recorded as missing; "
         "session 1's duration_s -4.0 is not a time in seconds: recorded as missing"
     )
+
+
+def test_a_count_that_is_no_whole_number_is_missing_and_said() -> None:
+    spec = JsonPathReport(
+        adapter="jsonpath",
+        file="r.json",
+        cost="$.cost",
+        sessions="$.n",
+        sessions_accepted="$.ok",
+        feedback_rounds="$.rounds",
+    )
+    text = '{"cost": 0.1, "n": "many", "ok": 2.5, "rounds": "two"}'
+    report = read_report(spec, stdout="", file_text=text)
+    assert (report.sessions, report.sessions_accepted, report.feedback_rounds) == (None,) * 3
+    assert report.problem == (
+        "sessions 'many' is not a count: recorded as missing; "
+        "sessions_accepted 2.5 is not a count: recorded as missing; "
+        "feedback_rounds 'two' is not a count: recorded as missing"
+    )
+    fine = read_report(spec, stdout="", file_text='{"cost": 0.1, "n": 3, "ok": 2.0}')
+    assert (fine.sessions, fine.sessions_accepted, fine.problem) == (3, 2, None)

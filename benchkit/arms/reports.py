@@ -124,19 +124,21 @@ def _first(path: str | None, document: Any) -> Any:
     return found[0] if found else None
 
 
-def _count(path: str | None, document: Any) -> int | None:
+def _count(path: str | None, document: Any) -> tuple[int | None, Any]:
     """A count: the number at the path, or how many things the path finds (a filter
-    such as `$.sessions[?(@.status == 'accepted')]` finding none counts 0)."""
+    such as `$.sessions[?(@.status == 'accepted')]` finding none counts 0); beside it,
+    the value found when it is no whole number (`"many"`, `2.5`), else None."""
     if path is None:
-        return None
+        return None, None
     found = _find(path, document)
     if len(found) == 1 and not isinstance(found[0], dict | list):
-        return _integer(found[0])
+        read = _integer(found[0])
+        return read, (found[0] if read is None and found[0] is not None else None)
     if len(found) == 1 and isinstance(found[0], list):
-        return len(found[0])
+        return len(found[0]), None
     if not found and "[?" not in path:
-        return None
-    return len(found)
+        return None, None
+    return len(found), None
 
 
 def read_jsonpath(text: str | None, spec: JsonPathReport) -> ArmReport:
@@ -169,15 +171,27 @@ def read_jsonpath(text: str | None, spec: JsonPathReport) -> ArmReport:
     error = _first(spec.error, document)
     given = _first(spec.cost, document)
     cost = _number(given)
+    problems = [p] if (p := _not_number("cost", given, cost)) else []
+
+    def counted(name: str, path: str | None) -> int | None:
+        value, bad = _count(path, document)
+        if bad is not None:
+            problems.append(f"{name} {bad!r} is not a count: recorded as missing")
+        return value
+
+    n = counted("sessions", spec.sessions) if spec.sessions else None
+    accepted = counted("sessions_accepted", spec.sessions_accepted)
+    rejected = counted("sessions_rejected", spec.sessions_rejected)
+    rounds = _first(spec.feedback_rounds, document)
+    if rounds is not None and _integer(rounds) is None:
+        problems.append(f"feedback_rounds {rounds!r} is not a count: recorded as missing")
     return ArmReport(
         cost_usd=cost,
-        problem=_not_number("cost", given, cost),
-        sessions=_count(spec.sessions, document)
-        if spec.sessions
-        else (len(sessions) if spec.session_list else None),
-        sessions_accepted=_count(spec.sessions_accepted, document),
-        sessions_rejected=_count(spec.sessions_rejected, document),
-        feedback_rounds=_integer(_first(spec.feedback_rounds, document)),
+        sessions=n if spec.sessions else (len(sessions) if spec.session_list else None),
+        sessions_accepted=accepted,
+        sessions_rejected=rejected,
+        feedback_rounds=_integer(rounds),
+        problem="; ".join(problems) or None,
         over_budget=over if isinstance(over, bool) else None,
         flaky_files=tuple(str(f) for f in flaky) if isinstance(flaky, list) else None,
         error=str(error) if error not in (None, "", False) else None,
