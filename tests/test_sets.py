@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 
 import benchkit
+from benchkit.bench.experiment_file import experiment
 from benchkit.errors import SetError, UsageError
 from benchkit.run.events import Event, Planned, Recorded, StageBegun
 from benchkit.store.heartbeat import read_beats
@@ -215,6 +216,42 @@ def test_an_experiment_file_runs_its_matrix_in_its_set(tiny: TinyRepo, tmp_path:
     )
     with pytest.raises(UsageError, match="launcher"):
         benchkit.pilot(tiny.bench_dir, "noop", launcher="threads")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # every error of the file in its line, TOML's words (a list, never a tuple)
+        (
+            'bench = 3\narm = ["noop", 4]\ntrials = "3"\n',
+            "bench: Input should be a valid list; arm.1: Input should be a valid string; "
+            "trials: Input should be a valid integer",
+        ),
+        ('bench = "demo"\narm = "arms/nope.toml"\n', "arm: arms/nope.toml: no such file"),
+        ('arm = ["noop", "replay:p/x.patch"]\n', "arm.1: p/x.patch: no such file"),
+    ],
+)
+def test_a_bad_experiment_file_names_itself_and_every_field(
+    tmp_path: Path, text: str, said: str
+) -> None:
+    path = tmp_path / "experiment.toml"
+    path.write_text(text)
+    done = _cli("run", str(path), "--store", str(tmp_path / "runs"))
+    assert done.returncode == 2
+    assert done.stderr.strip().startswith(f"benchkit: {path}: {said}"), done.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_one_name_where_an_experiment_file_takes_a_list_is_a_list_of_one(tmp_path: Path) -> None:
+    path = tmp_path / "experiment.toml"
+    path.write_text('bench = "demo"\narm = "noop"\nmodel = "small"\nchecks = "test"\n')
+    said = experiment(path)
+    assert (said["bench"], said["arm"], said["model"], said["checks"]) == (
+        ["demo"],
+        ["noop"],
+        ["small"],
+        ["test"],
+    )
 
 
 def test_events_tell_the_plan_each_stage_and_each_run(tiny: TinyRepo, tmp_path: Path) -> None:

@@ -22,25 +22,32 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import BeforeValidator, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 from benchkit.bench.files import Strict, validated
 from benchkit.bench.names import NAME
 from benchkit.errors import UsageError
 
-Names = Annotated[tuple[StrictStr, ...], Field(min_length=1)]
+
+def _listed(value: object) -> object:
+    """One name where a list is asked for (`bench = "demo"`) is a list of one."""
+    return (value,) if isinstance(value, str) else value
+
+
+Names = Annotated[tuple[StrictStr, ...], Field(min_length=1), BeforeValidator(_listed)]
+Several = Annotated[tuple[StrictStr, ...], BeforeValidator(_listed)]
 
 
 class ExperimentFile(Strict):
     set: Annotated[str, Field(pattern=NAME)] = "default"
     bench: Names = ("demo",)
     arm: Names = ("noop",)
-    executor: tuple[StrictStr, ...] = ()
-    model: tuple[StrictStr, ...] = ()
+    executor: Several = ()
+    model: Several = ()
     trials: Annotated[StrictInt, Field(ge=1)] = 1
     max_cost: Annotated[StrictFloat | StrictInt, Field(ge=0, allow_inf_nan=False)] | None = None
     flake_reruns: Annotated[StrictInt, Field(ge=1)] = 1
-    checks: tuple[StrictStr, ...] = ()
+    checks: Several = ()
     vars: dict[str, StrictStr] = Field(default_factory=dict)
     store: StrictStr | None = None
     jobs: Annotated[StrictInt, Field(ge=1)] = 1
@@ -59,11 +66,31 @@ def _beside(folder: Path, value: str) -> str:
     return str(candidate.resolve()) if candidate.exists() else value
 
 
+def _a_path(value: str) -> bool:
+    """Whether a bench or an arm is written as a path (a name is looked up)."""
+    return "/" in value or value.endswith(".toml") or value.startswith(".")
+
+
+def _missing(path: Path, field: str, values: tuple[str, ...]) -> None:
+    """Raises `UsageError` naming the file and the field of a path that is not there."""
+    folder = path.resolve().parent
+    for n, value in enumerate(values):
+        kind, colon, rest = value.partition(":")
+        replayed = colon and kind == "replay"  # a patch file, or one the bench names
+        given = rest if replayed else value
+        a_path = given.endswith(".patch") if replayed else _a_path(given)
+        if a_path and not (folder / Path(given).expanduser()).exists():
+            where = f"{field}.{n}" if len(values) > 1 else field
+            raise UsageError(path, where, f"{given}: no such file (paths are from this file)")
+
+
 def experiment(path: Path | str) -> dict[str, Any]:
     """The experiment file as the keyword arguments of `benchkit.pilot`; raises
     `UsageError` naming the file and the field."""
     path = Path(path)
     file = validated(ExperimentFile, path, UsageError)
+    _missing(path, "bench", file.bench)
+    _missing(path, "arm", file.arm)
     folder = path.resolve().parent
     store = None if file.store is None else str(folder / Path(file.store).expanduser())
     return {

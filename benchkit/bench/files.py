@@ -7,8 +7,9 @@ names: `demo/bench.toml: checks.2.timeout: Input should be a valid number`.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
@@ -39,13 +40,22 @@ def _field(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(part) for part in loc) or "(file)"
 
 
+SHOWN = 5  # the errors a line names; the rest it counts
+
+
+def _said(error: Mapping[str, Any]) -> str:
+    """One error in a file's words: TOML has arrays, not tuples."""
+    if error["type"] == "extra_forbidden":
+        return "unknown key"
+    return str(error["msg"]).removeprefix("Value error, ").replace("valid tuple", "valid list")
+
+
 def _one_line(exc: ValidationError) -> tuple[str, str]:
+    """The first error's field, and every error (the first `SHOWN`) in one line."""
     errors = exc.errors()
-    first = errors[0]
-    message = first["msg"].removeprefix("Value error, ")
-    if first["type"] == "extra_forbidden":
-        message = "unknown key"
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    first, *rest = errors[:SHOWN]
+    message = "; ".join([_said(first), *(f"{_field(tuple(e['loc']))}: {_said(e)}" for e in rest)])
+    more = f" (and {len(errors) - SHOWN} more)" if len(errors) > SHOWN else ""
     return _field(tuple(first["loc"])), message + more
 
 
