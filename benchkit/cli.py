@@ -361,7 +361,9 @@ def _run_matrix(matrix: dict[str, Any], store: Path | None, show: list[str], qui
         with interrupts():
             runs = benchkit.pilot(**matrix, store=store, progress=False, events=terminal or printer)
     except KeyboardInterrupt as exc:
-        click.echo("benchkit: interrupted; the run in progress was recorded", err=True)
+        click.echo(
+            "benchkit: interrupted; each pilot at work was recorded, as interrupted", err=True
+        )
         sys.exit(exc.exit_code if isinstance(exc, Terminated) else INTERRUPTED)
     finally:
         if terminal is not None:

@@ -18,6 +18,7 @@ import pytest
 import benchkit
 from benchkit.store.heartbeat import STALE_AFTER_S, Beat, read_beats, write_beat
 from benchkit.store.parquet import update_run
+from benchkit.workspace.cache import TRASH, cache_dir
 from tests.conftest import TinyRepo
 
 FIGURES = ("sites_covered", "sites_matched", "sites_unrelated", "test_verdict", "lint_status")
@@ -133,6 +134,9 @@ def test_ctrl_c_to_the_whole_group_stops_every_arm_and_records_every_run(
         assert _pgrep(token) == []  # killed after their grace, not left behind
         runs = benchkit.runs(store)
         assert sorted(runs["status"]) == ["interrupted", "interrupted"], said
+        assert said.strip().endswith("each pilot at work was recorded, as interrupted")
+        trash = cache_dir() / TRASH  # the workers' pilot folders removed before the exit
+        assert not trash.exists() or list(trash.iterdir()) == []
     finally:
         proc.kill()
         proc.wait()

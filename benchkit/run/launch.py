@@ -37,7 +37,7 @@ from benchkit.store.compaction import compact_when_due
 from benchkit.store.parquet import made_store, read_table, writable_store
 from benchkit.store.query import pick_runs
 from benchkit.store.records import DEFAULT_SET, LAUNCHERS, RERUNS, Launcher, PilotSpec, Run
-from benchkit.workspace.cache import empty_trash
+from benchkit.workspace.cache import empty_trash, trash_emptied
 from benchkit.workspace.proc import Terminated, terminated, worker_started
 
 
@@ -158,6 +158,13 @@ def run_pilots(
         finally:
             release(held)
             ledger.close()
+    except KeyboardInterrupt:  # the workers are stopped: what they left, removed now
+        if workers:
+            workers.close()
+            workers = None
+        empty_trash()
+        trash_emptied()
+        raise
     finally:
         if workers:
             workers.close()
