@@ -127,3 +127,26 @@ def test_status_passes_over_a_matrix_ledger_it_cannot_read(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert "set s1: 1 of 4 done" in done.stdout
     assert done.stdout.count("set ") == 1
+
+
+def test_a_pilot_removes_the_ledger_a_killed_benchkit_of_this_host_left(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    (store / "matrices").mkdir(parents=True)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        text=True,
+        capture_output=True,
+        check=True,
+    )
+    line = {"host": os.uname().nodename, "pid": int(gone.stdout), "process_start": 1}
+    line |= {"run_set": "s1", "pilots": 4, "finished": 1, "running": 1}
+    line |= {"started_at": "2026-11-30T12:00:00+00:00", "updated_at": "2026-11-30T12:00:01+00:00"}
+    left = store / "matrices" / f"{line['host']}-{line['pid']}.json"
+    elsewhere = store / "matrices" / "other-host-7.json"
+    left.write_text(json.dumps(line))
+    elsewhere.write_text(json.dumps({**line, "host": "other-host", "pid": 7}))
+    benchkit.pilot(tiny.bench_dir, "noop", store=store, sandbox="none", progress=False)
+    assert not left.exists()  # its benchkit is gone: nothing reads it again
+    assert elsewhere.exists()  # another host's: only its heartbeats can tell

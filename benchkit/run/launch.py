@@ -30,7 +30,7 @@ from benchkit.run.cluster import check_address, on_ray
 from benchkit.run.events import Event, Planned, Sink, ignore, relayed
 from benchkit.run.pilot import benchkit_version, execute_plan
 from benchkit.run.plan import Plan, plan
-from benchkit.run.progress import Ledger, fan, shown
+from benchkit.run.progress import Ledger, fan, read_matrices, shown
 from benchkit.run.recovery import recovered
 from benchkit.run.sets import Needed, changed, fresh_name, needed
 from benchkit.store.compaction import compact_when_due
@@ -116,6 +116,7 @@ def run_pilots(
         made_store(folder)  # every input checked: the store may be made
         known = recovered(folder)  # the runs table, read once for both
         empty_trash()  # what a killed benchkit left to remove
+        read_matrices(folder, forget=True)  # and its matrix's ledger
         need = _needed(plans, folder, new_set=new_set, retry_failed=retry_failed, runs=known)
         run_set = need.plans[0].spec.run_set if need.plans else specs[0].run_set
         claimed, held = claim(folder, need.plans)

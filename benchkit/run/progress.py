@@ -222,9 +222,10 @@ class Ledger:
         self._path.unlink(missing_ok=True)
 
 
-def read_matrices(store: Path) -> list[dict[str, Any]]:
+def read_matrices(store: Path, *, forget: bool = False) -> list[dict[str, Any]]:
     """The matrices at work on the store (their ledgers); one of this host whose
-    benchkit is gone is not (a SIGKILL leaves its ledger), nor an unreadable one."""
+    benchkit is gone is not (a SIGKILL leaves its ledger), nor an unreadable one.
+    With `forget`, a gone benchkit's ledger is removed (a writer's tidying)."""
     here = socket.gethostname()
     found = []
     for path in sorted((store / "matrices").glob("*.json")):
@@ -234,6 +235,8 @@ def read_matrices(store: Path) -> list[dict[str, Any]]:
                 continue
             if line["host"] != here or alive(line["pid"], line.get("process_start")):
                 found.append(line)
+            elif forget:
+                path.unlink(missing_ok=True)
     return found
 
 
