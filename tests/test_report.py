@@ -60,6 +60,20 @@ def test_the_report_holds_every_run_its_figures_and_its_plots(
     assert page.count("logs/") >= 2
 
 
+def test_a_report_written_again_of_one_set_holds_only_that_sets_pages(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    store, out = tmp_path / "store", tmp_path / "site"
+    [one] = benchkit.pilot(str(tiny.bench_dir), arm="human", store=store, run_set="s1")
+    [two] = benchkit.pilot(str(tiny.bench_dir), arm="noop", store=store, run_set="s2")
+    benchkit.report(store, out)
+    assert {p.stem for p in (out / "runs").glob("*.html")} == {one.run_id, two.run_id}
+    (out / "notes.txt").write_text("mine")  # not the report's: left alone
+    benchkit.report(store, out, run_set="s1")
+    assert {p.stem for p in (out / "runs").glob("*.html")} == {one.run_id}
+    assert (out / "notes.txt").read_text() == "mine"
+
+
 def test_a_log_that_is_not_a_file_is_left_out_of_the_report(tiny: TinyRepo, tmp_path: Path) -> None:
     """A run's log replaced by a folder (or anything not a file): the report is still
     written, the other logs linked, that one not."""

@@ -174,6 +174,10 @@ def report(
         (out / "runs" / f"{row['run_id']}.html").write_text(
             env.get_template("run.html").render(root="../", **common, **page)
         )
+    kept = set(ids)
+    for stale in (out / "runs").glob("*.html"):  # an earlier report's runs, not this one's
+        if stale.stem not in kept:
+            stale.unlink(missing_ok=True)
     (out / "style.css").write_text(
         files("benchkit.analysis").joinpath("templates/style.css").read_text()
     )
@@ -195,6 +199,7 @@ def _index(runs: pl.DataFrame, out: Path, run_set: str | None) -> dict[str, Any]
             figure = plot(kind, runs, by=by)
         except UsageError as exc:
             plots.append({"kind": kind, "file": None, "why": str(exc)})
+            (out / "plots" / f"{kind}.png").unlink(missing_ok=True)  # an earlier report's
             continue
         figure.savefig(out / "plots" / f"{kind}.png", dpi=90)
         plots.append({"kind": kind, "file": f"plots/{kind}.png", "why": ""})
