@@ -488,8 +488,6 @@ def compare(
 ) -> None:
     """Print means and 95% intervals per group (GitHub markdown)."""
     frame = benchkit.runs(_read_store(store), bench=bench)
-    if frame.is_empty():
-        raise UsageError("compare", "", "no runs to compare: the selection is empty")
     keys = [k for k in by.split(",") if k]
     click.echo(benchkit.compare(frame, by=keys, metrics=metrics or None, sums=sums).to_markdown())
 

@@ -191,6 +191,18 @@ def test_paired_names_its_unit_and_what_it_averaged_over() -> None:
     assert paired(two, "new", "old", on=("bench", "trial", "executor")).averaged == ()
 
 
+def test_compare_and_evidence_of_no_runs_are_an_error_not_an_empty_table() -> None:
+    with pytest.raises(UsageError, match="compare: no runs to compare: the selection is empty"):
+        compare([])
+    with pytest.raises(UsageError, match="no runs to compare: the selection is empty"):
+        compare(_runs([]))
+    stopped = _runs([("a", "b1", 1, 0.5, "pass")]).with_columns(status=pl.lit("interrupted"))
+    with pytest.raises(UsageError, match="no runs to compare: the 1 run given did not finish"):
+        compare(stopped)
+    with pytest.raises(UsageError, match="evidence: no runs to put in the table"):
+        benchkit.evidence([])
+
+
 def test_paired_with_an_arm_no_run_has_is_an_error_not_a_verdict() -> None:
     rows = [("new", "b1", t, 0.9, "pass") for t in (1, 2)]
     rows += [("old", "b1", t, 0.3, "fail") for t in (1, 2)]

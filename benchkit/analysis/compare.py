@@ -189,6 +189,9 @@ def compare(
     out = stopped() if "status" in schema else pl.lit(False)
     read = lazy.select(*keys, *exprs, out.alias(STOPPED)).collect()  # once: a scan may change
     left_out = int(read[STOPPED].sum())
+    if read.height == left_out:
+        why = f": the {_runs(left_out)} given did not finish" if left_out else ""
+        raise UsageError("compare", "", f"no runs to compare{why or ': the selection is empty'}")
     chosen = read.filter(~pl.col(STOPPED)).drop(STOPPED).lazy()
     grouped = _summaries(chosen, keys, wanted)
     samples = _resampled(chosen, keys, [m for m in wanted if m not in rates])

@@ -9,6 +9,7 @@ import polars as pl
 
 from benchkit.analysis.markdown import Markdown
 from benchkit.analysis.pilot_table import pilot_table
+from benchkit.errors import UsageError
 from benchkit.store.query import pick_runs, runs_frame
 from benchkit.store.query import runs as stored_runs
 from benchkit.store.records import Run
@@ -25,11 +26,15 @@ def evidence(
     labelled with `labels` (a list, or a mapping of run id to label; default: the arm)."""
     if isinstance(runs, pl.DataFrame):
         frame = runs
+    elif not runs:
+        frame = pl.DataFrame()
     elif all(isinstance(r, str) for r in runs):
         frame = pick_runs(stored_runs(store), [str(r) for r in runs])
     else:
         frame = runs_frame([r for r in runs if isinstance(r, Run)], latest=False).collect()
     rows = frame.to_dicts()
+    if not rows:
+        raise UsageError("evidence", "", "no runs to put in the table: the selection is empty")
     if labels is None:
         names = [str(r["arm"]) for r in rows]
     elif isinstance(labels, Mapping):
