@@ -190,7 +190,7 @@ def compare(
     read = lazy.select(*keys, *exprs, out.alias(STOPPED)).collect()  # once: a scan may change
     left_out = int(read[STOPPED].sum())
     if read.height == left_out:
-        why = f": the {_runs(left_out)} given did not finish" if left_out else ""
+        why = f": the {_counted(left_out, 'run')} given did not finish" if left_out else ""
         raise UsageError("compare", "", f"no runs to compare{why or ': the selection is empty'}")
     chosen = read.filter(~pl.col(STOPPED)).drop(STOPPED).lazy()
     grouped = _summaries(chosen, keys, wanted)
@@ -344,7 +344,7 @@ def paired(
     p_value = sign_test(wins, losses)
     if len(units) < needed:
         verdict = (
-            f"inconclusive: {_pairs(len(units))} cannot reach p < {ALPHA:g} at all; "
+            f"inconclusive: {_counted(len(units), 'pair')} cannot reach p < {ALPHA:g} at all; "
             f"at least {needed} are needed"
         )
     elif interval is not None and interval[0] > 0:
@@ -379,12 +379,8 @@ def paired(
     )
 
 
-def _pairs(n: int) -> str:
-    return f"{n} pair" if n == 1 else f"{n} pairs"
-
-
-def _runs(n: int) -> str:
-    return f"{n} run" if n == 1 else f"{n} runs"
+def _counted(n: int, thing: str) -> str:
+    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
 
 
 def _averaged(
@@ -465,8 +461,8 @@ def comparison_cells(comparison: Comparison) -> tuple[list[str], list[list[objec
     )
     if comparison.left_out:
         note += (
-            f" {_runs(comparison.left_out)} left out: interrupted, crashed or still running, "
-            "which says nothing of the arm (run the set again to finish them)."
+            f" {_counted(comparison.left_out, 'run')} left out: interrupted, crashed or still "
+            "running, which says nothing of the arm (run the set again to finish them)."
         )
     return header, body, note
 

@@ -2,11 +2,11 @@
 
 The pilot table has one row per run, labelled as the caller likes (`before`,
 `after`, an arm's name; a simulated or imported run, or one that did not finish, says
-so after its label): the
-run id, the bench and its base commit, the arm with its executor and model; the local
-checks, each `ok` or `fail` with its count (`10 errors`, `1 fail`); the gate's verdict
-with its regressions; flaky files; sessions; cost, with a budget stop; wall time; CI
-where known; coverage of the human reference with unrelated changes.
+so after its label): the run id, the bench and its base commit, the arm with its
+executor and model; the local checks, each `ok` or `fail` with its count (`10
+errors`, `1 fail`); the gate's verdict with its regressions; flaky files; sessions;
+cost, with a budget stop; wall time; CI where known; coverage of the human reference
+with unrelated changes.
 """
 
 from __future__ import annotations
