@@ -37,6 +37,7 @@ import pandas as pd
 import pyarrow as pa
 
 import benchkit as bk
+from benchkit.analysis.compare import NOT_THE_ARMS as STOPPED
 from benchkit.analysis.stats import bootstrap_mean
 from benchkit.store.parquet import write_arrow
 from benchkit.store.schema import SCHEMA_VERSION, table_schema
@@ -95,7 +96,9 @@ def write_store(store: Path, runs: pa.Table) -> None:
 
 def pandas_compare(df: pd.DataFrame) -> int:
     """What `bk.compare` computes, in pandas: the metrics, then per arm and executor
-    each one's mean and 95% interval (a bootstrap, or its normal limit past 1,000)."""
+    each one's mean and 95% interval (a bootstrap, or its normal limit past 1,000),
+    leaving out the runs that did not finish by the lab's doing, as compare does."""
+    df = df[~df["status"].isin(STOPPED)]
     total = df["sites_total"].where(df["sites_total"] > 0)
     metrics = pd.DataFrame(
         {
@@ -196,6 +199,7 @@ def pandas_work(folder: Path) -> int:
     """The same work over one JSON file per run, with pandas."""
     records = [json.loads(p.read_text()) for p in folder.glob("*.json")]
     df = pd.DataFrame.from_records(records)
+    df = df[~df["status"].isin(STOPPED)].copy()
     df["coverage"] = df["sites_covered"] / df["sites_total"]
     df["matched"] = df["sites_matched"] / df["sites_total"]
     df["unrelated"] = df["sites_unrelated"]
