@@ -72,6 +72,27 @@ def test_a_changed_arm_file_under_the_same_set_is_refused(tiny: TinyRepo, tmp_pa
     assert sorted(benchkit.runs(store)["run_set"]) == ["s1", "s1-2"]
 
 
+def test_a_set_whose_runs_left_the_arm_files_model_unrecorded_is_resumed_not_run_again(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """Runs recorded before the arm file's model was the run's (`model` empty): the
+    same units now, with the model recorded, are held, not pilots to run again."""
+    store = tmp_path / "store"
+    arm = tmp_path / "tool.toml"
+    arm.write_text('name = "tool"\nmodel = "m-1"\ncommand = "echo one > one.txt"\n')
+    [run] = benchkit.pilot(tiny.bench_dir, str(arm), run_set="s1", store=store, sandbox="none")
+    assert run.spec.model == "m-1"
+    [file] = (store / "runs").glob("*.parquet")
+    older = pl.read_parquet(file).with_columns(model=pl.lit(""))  # as an older benchkit wrote it
+    older.write_parquet(file)
+    again = benchkit.pilot(tiny.bench_dir, str(arm), run_set="s1", store=store, sandbox="none")
+    assert again == []
+    more = benchkit.pilot(
+        tiny.bench_dir, str(arm), trials=2, run_set="s1", store=store, sandbox="none"
+    )
+    assert [(r.spec.trial, r.spec.model) for r in more] == [(2, "m-1")]
+
+
 def test_a_changed_bench_file_is_refused_and_a_var_is_part_of_the_arm(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:

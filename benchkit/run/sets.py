@@ -61,6 +61,16 @@ def latest(rows: Sequence[Row]) -> dict[Unit, Row]:
     return found
 
 
+def _unrecorded_model(plan: Plan) -> Unit | None:
+    """The unit as a run recorded it before the model an arm file names was recorded
+    as the run's (an empty model), when that is where the plan's model comes from."""
+    named = getattr(plan.arm, "model", "")
+    if not named or plan.spec.model != named:
+        return None
+    bench, arm, executor, _, max_cost, trial = plan.unit
+    return bench, arm, executor, "", max_cost, trial
+
+
 def needed(plans: Sequence[Plan], rows: Sequence[Row], *, retry_failed: bool = False) -> Needed:
     """The plans whose unit the set (its `rows`) has not finished, each as the next
     attempt at its unit; with `retry_failed`, also those whose latest attempt failed
@@ -68,7 +78,8 @@ def needed(plans: Sequence[Plan], rows: Sequence[Row], *, retry_failed: bool = F
     last = latest(rows)
     chosen, recorded, running = [], [], 0
     for p in plans:
-        row = last.get(p.unit)
+        earlier = _unrecorded_model(p)
+        row = last.get(p.unit) or (last.get(earlier) if earlier else None)
         if row is None:
             chosen.append(p)
             continue
