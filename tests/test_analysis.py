@@ -401,6 +401,7 @@ def test_import_runs_recorded_elsewhere(tmp_path: Path) -> None:
         ("bench,arm,ci_status\ndemo,x,green\n", "row 2, ci_status", "not one of ok, fail"),
         ("bench,arm,my check_status\ndemo,x,ok\n", "my check_status", "unknown column"),
         ("bench,arm,wall_s\ndemo,a,1\ndemo,b,2,3\n", "row 3", "4 fields, where the header has 3"),
+        ("bench,arm,cost_usd\ndemo,a\n", "row 2", "2 fields, where the header has 3"),
         ("bench,arm,arm\ndemo,a,b\n", "arm", "a column given twice in the header"),
         ("bench,arm\n", "", "no runs: the file has a header and no rows"),
     ],
@@ -542,6 +543,10 @@ def test_a_corrected_file_imported_again_replaces_its_runs(tmp_path: Path) -> No
     copy.parent.mkdir()
     copy.write_bytes(path.read_bytes())
     assert benchkit.import_runs(copy, store) != first
+    assert benchkit.runs(store).height == 4
+    link = tmp_path / "link.csv"
+    link.symlink_to(path)  # the same file by another name
+    assert benchkit.import_runs(link, store) == first
     assert benchkit.runs(store).height == 4
 
 

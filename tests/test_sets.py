@@ -19,6 +19,7 @@ from benchkit.bench.experiment_file import experiment
 from benchkit.errors import SetError, UsageError
 from benchkit.run.events import Event, Planned, Recorded, StageBegun
 from benchkit.store.heartbeat import read_beats
+from benchkit.store.query import runs_frame
 from tests.conftest import TinyRepo
 
 UNIT = ["bench", "arm", "executor", "model", "max_cost", "trial"]
@@ -91,6 +92,23 @@ def test_a_set_whose_runs_left_the_arm_files_model_unrecorded_is_resumed_not_run
         tiny.bench_dir, str(arm), trials=2, run_set="s1", store=store, sandbox="none"
     )
     assert [(r.spec.trial, r.spec.model) for r in more] == [(2, "m-1")]
+    # a retry of such a unit is recorded as its unit was: one latest attempt, not two
+    runs = benchkit.runs(store)
+    first = runs.filter(pl.col("trial") == 1)
+    failed = first.with_columns(status=pl.lit("failed"), retryable=pl.lit(True))
+    failed.select(pl.read_parquet(file).columns).write_parquet(file)
+    retried = benchkit.pilot(
+        tiny.bench_dir,
+        str(arm),
+        trials=2,
+        run_set="s1",
+        store=store,
+        sandbox="none",
+        retry_failed=True,
+    )
+    assert [(r.spec.trial, r.spec.model, r.spec.attempt) for r in retried] == [(1, "", 2)]
+    every = benchkit.runs(store)  # every attempt; analysis takes the latest of each unit
+    assert every.height == 3 and runs_frame(every).collect().height == 2
 
 
 def test_a_changed_bench_file_is_refused_and_a_var_is_part_of_the_arm(

@@ -79,7 +79,10 @@ def needed(plans: Sequence[Plan], rows: Sequence[Row], *, retry_failed: bool = F
     chosen, recorded, running = [], [], 0
     for p in plans:
         earlier = _unrecorded_model(p)
-        row = last.get(p.unit) or (last.get(earlier) if earlier else None)
+        row = last.get(p.unit)
+        if row is None and earlier is not None and earlier in last:
+            row = last[earlier]  # its next attempt is recorded as its unit was
+            p = replace(p, spec=replace(p.spec, model=""))
         if row is None:
             chosen.append(p)
             continue

@@ -171,13 +171,18 @@ def read_csv(
     `ImportFileError` naming every unknown column, or every bad cell, at once."""
     if path.is_dir():
         raise ImportFileError(path, "", "a folder, not a CSV file")
+    ragged = _ragged(path)  # polars fills a short row with nulls: a cell lost, unsaid
+    if ragged:
+        raise ImportFileError(path, *ragged)
     try:
         frame = pl.read_csv(path, infer_schema=False)
-    except FileNotFoundError:
-        raise ImportFileError(path, "", "no such file") from None
     except (pl.exceptions.PolarsError, OSError) as exc:
-        raise ImportFileError(path, *_unparsed(path, exc)) from None
-    twice = sorted({c for c in _header(path) if _header(path).count(c) > 1})
+        first = str(exc).strip().splitlines()
+        raise ImportFileError(
+            path, "", f"not a CSV file: {first[0] if first else type(exc).__name__}"
+        ) from None
+    header = _header(path)
+    twice = sorted({c for c in header if header.count(c) > 1})
     if twice:
         raise ImportFileError(path, ", ".join(twice), "a column given twice in the header")
     if frame.height == 0:
@@ -234,9 +239,10 @@ def _header(path: Path) -> list[str]:
         return next(csv.reader(handle), [])
 
 
-def _unparsed(path: Path, exc: Exception) -> tuple[str, str]:
-    """Where and why polars could not read a file, in one line: the first row whose
-    fields the header does not match, when that is why."""
+def _ragged(path: Path) -> tuple[str, str] | None:
+    """The first row whose fields the header does not match (more or fewer), as a
+    field and why; None when every row matches. Raises `ImportFileError` for a file
+    that is not there or cannot be read as text."""
     try:
         with open(path, newline="", encoding="utf-8", errors="replace") as handle:
             lines = csv.reader(handle)
@@ -245,10 +251,11 @@ def _unparsed(path: Path, exc: Exception) -> tuple[str, str]:
                 if fields and len(fields) != len(header):
                     said = f"{len(fields)} field{'' if len(fields) == 1 else 's'}"
                     return f"row {n}", f"{said}, where the header has {len(header)}"
-    except (OSError, csv.Error) as bad:
-        return "", f"not a CSV file: {bad}"
-    first = str(exc).strip().splitlines()
-    return "", f"not a CSV file: {first[0] if first else type(exc).__name__}"
+    except FileNotFoundError:
+        raise ImportFileError(path, "", "no such file") from None
+    except (OSError, csv.Error) as exc:
+        raise ImportFileError(path, "", f"not a CSV file: {exc}") from None
+    return None
 
 
 def import_runs(
@@ -280,8 +287,9 @@ def import_name(path: Path) -> str:
     """The name of the runs file an import of this CSV file writes, and the stem of
     the ids of its runs that have none: by the file's place (its name and resolved
     path), so that importing it again, corrected or not, replaces its runs."""
-    where = hashlib.sha256(str(path.resolve()).encode(errors="surrogateescape")).hexdigest()
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", path.stem).strip("-._")[:40] or "file"
+    place = path.resolve()  # a link to the file, or another way to it, is the file
+    where = hashlib.sha256(str(place).encode(errors="surrogateescape")).hexdigest()
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", place.stem).strip("-._")[:40] or "file"
     return f"imported-{stem}-{where[:12]}"
 
 
