@@ -251,6 +251,19 @@ def test_flips_are_the_benches_whose_verdict_changed() -> None:
         ("b2", "pass", "fail"),
         ("b3", "fail", "pass"),
     ]
+    unjudged = [("new", "b4", 1, 0.9, None), ("old", "b4", 1, 0.9, "pass")]  # tests never ran
+    assert flips(_runs(rows + unjudged), "new", "old").rows() == [
+        ("b2", "pass", "fail"),
+        ("b3", "fail", "pass"),
+    ]
+
+
+def test_paired_averages_over_no_factor_of_runs_it_left_out() -> None:
+    rows = [("new", "b1", t, 0.9, "pass") for t in (1, 2)]
+    rows += [("old", "b1", t, 0.3, "fail") for t in (1, 2)]
+    frame = _runs(rows)
+    stopped = frame.with_columns(executor=pl.lit("sdk"), status=pl.lit("interrupted"))
+    assert paired(pl.concat([frame, stopped]), "new", "old").averaged == ()
 
 
 # ---------------------------------------------------------------- evidence cells

@@ -12,6 +12,7 @@ import pytest
 
 import benchkit
 from benchkit.analysis.report import sites_beside
+from benchkit.store.parquet import update_run
 from tests.conftest import TinyRepo
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -72,6 +73,19 @@ def test_a_report_written_again_of_one_set_holds_only_that_sets_pages(
     benchkit.report(store, out, run_set="s1")
     assert {p.stem for p in (out / "runs").glob("*.html")} == {one.run_id}
     assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_a_report_of_runs_none_of_which_finished_is_written_whole(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """Every run interrupted (or a set still at work): no comparison to show, said so;
+    the pages and the index are written all the same."""
+    store, out = tmp_path / "store", tmp_path / "site"
+    [run] = benchkit.pilot(str(tiny.bench_dir), arm="human", store=store)
+    update_run(store, run.run_id, {"status": "interrupted"})
+    index = benchkit.report(store, out).read_text()
+    assert f'href="runs/{run.run_id}.html"' in index
+    assert "no runs to compare: the 1 run given did not finish" in index
 
 
 def test_a_log_that_is_not_a_file_is_left_out_of_the_report(tiny: TinyRepo, tmp_path: Path) -> None:

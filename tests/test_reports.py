@@ -201,5 +201,8 @@ def test_a_count_that_is_no_whole_number_is_missing_and_said() -> None:
         "sessions_accepted 2.5 is not a count: recorded as missing; "
         "feedback_rounds 'two' is not a count: recorded as missing"
     )
+    endless = read_report(spec, stdout="", file_text='{"cost": 0.1, "n": NaN, "ok": Infinity}')
+    assert (endless.sessions, endless.sessions_accepted) == (None, None)
+    assert endless.problem is not None and "sessions nan is not a count" in endless.problem
     fine = read_report(spec, stdout="", file_text='{"cost": 0.1, "n": 3, "ok": 2.0}')
     assert (fine.sessions, fine.sessions_accepted, fine.problem) == (3, 2, None)

@@ -391,7 +391,7 @@ def _averaged(
     if not factors:
         return ()
     most = (
-        runs.filter(pl.col(column).is_in([a, b]))
+        runs.filter(pl.col(column).is_in([a, b]), ~stopped())
         .group_by([*on, column])
         .agg(*[pl.col(f).n_unique() for f in factors])
         .select(*[pl.col(f).max() for f in factors])
@@ -404,16 +404,22 @@ def flips(
     runs: RunsLike, a: str, b: str, *, column: str = "arm", on: Sequence[str] = ("bench",)
 ) -> pl.DataFrame:
     """The units (benches, by default) whose verdict differs between arms a and b:
-    a unit passes for an arm when most of that arm's runs on it pass."""
+    a unit passes for an arm when most of that arm's runs on it pass; a unit whose
+    runs of an arm have no verdict (their tests never ran) is no flip."""
     units = _pair_units(runs_frame(runs), column, a, b, passed(), on)
-    return (
-        units.with_columns(
-            pl.when(pl.col("pass") >= 0.5).then(pl.lit("pass")).otherwise(pl.lit("fail")).alias(a),
-            pl.when(pl.col("pass_b") >= 0.5)
+
+    def verdict(share: str) -> pl.Expr:
+        rate = pl.col(share)
+        return (
+            pl.when(rate.is_null())
+            .then(None)
+            .when(rate >= 0.5)
             .then(pl.lit("pass"))
             .otherwise(pl.lit("fail"))
-            .alias(b),
         )
+
+    return (
+        units.with_columns(verdict("pass").alias(a), verdict("pass_b").alias(b))
         .filter(pl.col(a) != pl.col(b))
         .select(*on, a, b)
     )

@@ -191,8 +191,10 @@ def _index(runs: pl.DataFrame, out: Path, run_set: str | None) -> dict[str, Any]
     rows = runs.to_dicts()
     header = columns(rows, every=True)
     by = default_by(runs)
-    comparison = compare(runs, by=list(by))
-    compare_header, compare_rows, note = comparison_cells(comparison)
+    try:
+        compare_header, compare_rows, note = comparison_cells(compare(runs, by=list(by)))
+    except UsageError as exc:  # every run interrupted, crashed or at work: nothing to compare
+        compare_header, compare_rows, note = [], [], exc.message
     plots = []
     for kind in PLOTS:
         try:

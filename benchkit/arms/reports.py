@@ -38,7 +38,9 @@ def _number(value: Any) -> float | None:
 
 def _integer(value: Any) -> int | None:
     number = _number(value)
-    return int(number) if number is not None and number == int(number) else None
+    if number is None or not math.isfinite(number):  # NaN, Infinity: no count
+        return None
+    return int(number) if number == int(number) else None
 
 
 def _result_message(stdout: str) -> dict[str, Any] | None:
