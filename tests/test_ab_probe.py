@@ -392,6 +392,38 @@ def test_a_probe_whose_tests_cannot_run_at_head_proves_nothing_and_exits_1(
     assert "cannot be judged (the command could not start)" in done.stdout
 
 
+def test_ab_fail_on_flip_fails_when_the_heads_report_names_no_test(tmp_path: Path) -> None:
+    """Every test deleted at head (pytest exits 5, its report empty): what passed at
+    base no longer runs, so the gate cannot pass, at any repeat."""
+    gone = {"tests/test_calc.py": "", "calc.py": BASE["calc.py"] + "\n# changed\n"}
+    make_repo(tmp_path / "repo", BASE, gone, "gone")
+    done = _ab_cli(
+        tmp_path / "repo",
+        tmp_path / "store",
+        "--base",
+        "main",
+        "--head",
+        "gone",
+        "--repeat",
+        "2",
+        "--fail-on-flip",
+        "--",
+        *JUNIT,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.strip() == (
+        "benchkit: head's tests cannot be judged (exit 5): .benchkit-report.xml: the report "
+        "names no test; 1 test passed at base"
+    )
+    argv = [sys.executable, "-m", "benchkit.cli", "probe", "--repo", str(tmp_path / "repo")]
+    env = {**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")}
+    probed = subprocess.run(
+        [*argv, "--base", "main", "--head", "gone"], env=env, capture_output=True, text=True
+    )
+    assert probed.returncode == 1, probed.stdout + probed.stderr
+    assert probed.stderr.strip().startswith("benchkit: the tests at head cannot be judged (exit")
+
+
 def test_ab_fail_on_flip_needs_a_report_to_name_flips(repo: Path, tmp_path: Path) -> None:
     command = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     done = _ab_cli(

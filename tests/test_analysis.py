@@ -7,6 +7,7 @@ import math
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -72,7 +73,10 @@ def test_the_sign_test_exact_p_values() -> None:
 # ---------------------------------------------------------------- compare, paired, flips
 
 
-def _runs(rows: list[tuple[str, str, int, float, str]]) -> pl.DataFrame:
+Row = tuple[str, str, int, float, str | None]  # arm, bench, trial, coverage, verdict
+
+
+def _runs(rows: Sequence[Row]) -> pl.DataFrame:
     """(arm, bench, trial, coverage, verdict) rows as a runs frame."""
     return pl.DataFrame(
         {
@@ -239,7 +243,7 @@ def test_paired_with_enough_pairs() -> None:
 
 
 def test_flips_are_the_benches_whose_verdict_changed() -> None:
-    rows = [
+    rows: list[Row] = [
         ("new", "b1", 1, 0.9, "pass"),
         ("old", "b1", 1, 0.9, "pass"),
         ("new", "b2", 1, 0.9, "pass"),

@@ -83,18 +83,24 @@ class AbResult:
         return [f for f in self.flips() if f.base == "passed" and f.head in FAILING]
 
     def unjudged(self) -> list[str]:
-        """Each side whose tests cannot be judged, and why (`CommandRun.unjudged`). A
-        gate on flips cannot pass then: what passed at base may not run at head."""
-        said = []
+        """Each side whose tests cannot be judged, and why, by its first repeat that
+        cannot (`CommandRun.unjudged`); a head whose report names no test, where some
+        passed at base, too. A gate on flips cannot pass then: what passed at base
+        may not run at head."""
         base = self.runs["base"][0]
+        passed = sum(c.outcome == "passed" for c in base.cases or ())
+        said = []
         for side in SIDES:
-            why = self.runs[side][0].unjudged()
-            if why is None:
-                continue
-            if side == "head" and base.cases is not None:
-                n = sum(c.outcome == "passed" for c in base.cases)
-                why += f"; {n} test{'' if n == 1 else 's'} passed at base"
-            said.append(f"{side}'s tests cannot be judged {why}")
+            for run in self.runs[side]:
+                why = run.unjudged()
+                if why is None and side == "head" and not run.cases and passed:
+                    why = f"(exit {run.exit_code}): {run.problem or 'its report names no test'}"
+                if why is None:
+                    continue
+                if side == "head" and base.cases is not None:
+                    why += f"; {passed} test{'' if passed == 1 else 's'} passed at base"
+                said.append(f"{side}'s tests cannot be judged {why}")
+                break
         return said
 
     def duration(self) -> str:

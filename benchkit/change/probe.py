@@ -202,7 +202,10 @@ def probe(
         command=tuple(command),
         sets=tuple(sets),
         python=at_head.python,
-        unjudged=at_head.unjudged(),
+        unjudged=at_head.unjudged()
+        or (
+            None if at_head.cases else f"(exit {at_head.exit_code}): {at_head.problem or 'no test'}"
+        ),
     )
     write_probe(store, result)
     return result
