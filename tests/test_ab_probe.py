@@ -340,35 +340,15 @@ def test_ab_fail_on_flip_fails_when_the_heads_tests_do_not_run(tmp_path: Path) -
     broken = {**BASE, "pytest.ini": "[pytest]\naddopts = --no-such-option\n"}
     make_repo(tmp_path / "repo", BASE, broken, "broken")
     store = tmp_path / "store"
-    done = _ab_cli(
-        tmp_path / "repo",
-        store,
-        "--base",
-        "main",
-        "--head",
-        "broken",
-        "--fail-on-flip",
-        "--",
-        *JUNIT,
-    )
+    gate = ["--base", "main", "--head", "broken", "--fail-on-flip", "--"]
+    done = _ab_cli(tmp_path / "repo", store, *gate, *JUNIT)
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr.strip() == (
         "benchkit: head's tests cannot be judged (exit 4): no test report at "
         ".benchkit-report.xml; 1 test passed at base"
     )
     assert "| head | " in done.stdout and " | 4 | " in done.stdout  # its exit code shown
-    missing = _ab_cli(
-        tmp_path / "repo",
-        store,
-        "--base",
-        "main",
-        "--head",
-        "broken",
-        "--fail-on-flip",
-        "--",
-        "no-such-runner-xyz",
-        "--junitxml={report}",
-    )
+    missing = _ab_cli(tmp_path / "repo", store, *gate, "no-such-runner-xyz", "--junitxml={report}")
     assert missing.returncode == 1, missing.stdout + missing.stderr
     assert missing.stderr.strip().startswith(
         "benchkit: base's tests cannot be judged (the command could not start): "
@@ -397,19 +377,8 @@ def test_ab_fail_on_flip_fails_when_the_heads_report_names_no_test(tmp_path: Pat
     base no longer runs, so the gate cannot pass, at any repeat."""
     gone = {"tests/test_calc.py": "", "calc.py": BASE["calc.py"] + "\n# changed\n"}
     make_repo(tmp_path / "repo", BASE, gone, "gone")
-    done = _ab_cli(
-        tmp_path / "repo",
-        tmp_path / "store",
-        "--base",
-        "main",
-        "--head",
-        "gone",
-        "--repeat",
-        "2",
-        "--fail-on-flip",
-        "--",
-        *JUNIT,
-    )
+    gate = ["--base", "main", "--head", "gone", "--repeat", "2", "--fail-on-flip", "--"]
+    done = _ab_cli(tmp_path / "repo", tmp_path / "store", *gate, *JUNIT)
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr.strip() == (
         "benchkit: head's tests cannot be judged (exit 5): .benchkit-report.xml: the report "
@@ -426,17 +395,8 @@ def test_ab_fail_on_flip_fails_when_the_heads_report_names_no_test(tmp_path: Pat
 
 def test_ab_fail_on_flip_needs_a_report_to_name_flips(repo: Path, tmp_path: Path) -> None:
     command = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    done = _ab_cli(
-        repo,
-        tmp_path / "store",
-        "--base",
-        "main",
-        "--head",
-        "fix",
-        "--fail-on-flip",
-        "--",
-        *command,
-    )
+    gate = ["--base", "main", "--head", "fix", "--fail-on-flip", "--"]
+    done = _ab_cli(repo, tmp_path / "store", *gate, *command)
     assert done.returncode == 2
     assert done.stderr.strip() == (
         "benchkit: ab: --fail-on-flip: the command names no JUnit report ({report} or "
