@@ -295,12 +295,17 @@ class Paired:
         return paired_table(self)
 
 
+def _of_arms(runs: pl.LazyFrame, column: str, a: str, b: str) -> pl.LazyFrame:
+    """The runs of the two arms (values of `column`) that are their arm's outcome."""
+    return runs.filter(pl.col(column).is_in([a, b]), ~stopped())
+
+
 def _pair_units(
     runs: pl.LazyFrame, column: str, a: str, b: str, metric: pl.Expr, on: Sequence[str]
 ) -> pl.DataFrame:
     _group_keys([column, *on], runs.collect_schema().names())
     per_unit = (
-        runs.filter(pl.col(column).is_in([a, b]), ~stopped())
+        _of_arms(runs, column, a, b)
         .group_by([*on, column])
         .agg(metric.mean().alias("value"), passed().mean().alias("pass"))
         .collect()
@@ -391,7 +396,7 @@ def _averaged(
     if not factors:
         return ()
     most = (
-        runs.filter(pl.col(column).is_in([a, b]), ~stopped())
+        _of_arms(runs, column, a, b)
         .group_by([*on, column])
         .agg(*[pl.col(f).n_unique() for f in factors])
         .select(*[pl.col(f).max() for f in factors])

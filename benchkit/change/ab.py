@@ -92,9 +92,7 @@ class AbResult:
         said = []
         for side in SIDES:
             for run in self.runs[side]:
-                why = run.unjudged()
-                if why is None and side == "head" and not run.cases and passed:
-                    why = f"(exit {run.exit_code}): {run.problem or 'its report names no test'}"
+                why = run.unjudged(empty=side == "head" and passed > 0)
                 if why is None:
                     continue
                 if side == "head" and base.cases is not None:

@@ -202,10 +202,7 @@ def probe(
         command=tuple(command),
         sets=tuple(sets),
         python=at_head.python,
-        unjudged=at_head.unjudged()
-        or (
-            None if at_head.cases else f"(exit {at_head.exit_code}): {at_head.problem or 'no test'}"
-        ),
+        unjudged=at_head.unjudged(empty=True),
     )
     write_probe(store, result)
     return result

@@ -99,17 +99,18 @@ class CommandRun:
     def skipped(self) -> int | None:
         return self._count(("skipped",), self.summary.skipped if self.summary else None)
 
-    def unjudged(self) -> str | None:
+    def unjudged(self, *, empty: bool = False) -> str | None:
         """Why this run's tests cannot be judged one by one (it gave no test cases: no
-        report, one that cannot be read, a command that could not start); None when
-        they can."""
-        if self.cases is not None:
+        report, one that cannot be read, a command that could not start; with `empty`,
+        a report that names no test too); None when they can."""
+        if self.cases or (self.cases is not None and not empty):
             return None
         if self.not_found:
             how = "the command could not start"
         else:
             how = "timed out" if self.timed_out else f"exit {self.exit_code}"
-        return f"({how}): {self.problem or 'no JUnit report'}"
+        missing = "no JUnit report" if self.cases is None else "its report names no test"
+        return f"({how}): {self.problem or missing}"
 
     def outcomes(self) -> dict[str, str]:
         """Each test (`file::name`) and its outcome; empty without a JUnit report."""

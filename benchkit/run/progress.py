@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from benchkit.run.events import Event, Planned, Recorded, Sink, StageBegun
-from benchkit.store.atomic import temporary_file
+from benchkit.store.atomic import replace_whole
 from benchkit.workspace.proc import alive, process_start
 
 BAR = 24  # characters of the bar
@@ -209,14 +209,7 @@ class Ledger:
     def _write(self, line: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):  # a full store: the runs say so
             self._path.parent.mkdir(parents=True, exist_ok=True)
-            handle, tmp = temporary_file(self._path.parent, ".ledger.")
-            try:
-                with os.fdopen(handle, "w") as file:
-                    json.dump(line, file)
-                os.replace(tmp, self._path)
-            except BaseException:
-                tmp.unlink(missing_ok=True)
-                raise
+            replace_whole(self._path, json.dumps(line))
 
     def close(self) -> None:
         self._path.unlink(missing_ok=True)

@@ -23,3 +23,16 @@ def temporary_file(folder: Path, prefix: str, suffix: str = ".tmp") -> tuple[int
         except FileExistsError:
             continue
     raise FileExistsError(f"no free temporary name in {folder}")
+
+
+def replace_whole(path: Path, text: str) -> None:
+    """`path` holding `text`, written under a temporary name beside it and renamed
+    over it: a reader sees the old text or the new, never half of one."""
+    handle, tmp = temporary_file(path.parent, f".{path.stem}.")
+    try:
+        with os.fdopen(handle, "w") as file:
+            file.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchkit.errors import StoreWarning
-from benchkit.store.atomic import temporary_file
+from benchkit.store.atomic import replace_whole
 
 PROMISED_S = 10.0  # a heartbeat at least this often
 STALE_AFTER_S = 3 * PROMISED_S
@@ -62,14 +62,7 @@ def write_beat(store: Path, beat: Beat) -> None:
     """The beat, written atomically (a reader never sees half of it)."""
     folder = _folder(store)
     folder.mkdir(parents=True, exist_ok=True)
-    handle, tmp = temporary_file(folder, f".{beat.run_id}.")
-    try:
-        with os.fdopen(handle, "w") as file:
-            json.dump(asdict(beat), file)
-        os.replace(tmp, folder / f"{beat.run_id}.json")
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_whole(folder / f"{beat.run_id}.json", json.dumps(asdict(beat)))
 
 
 def read_beats(store: Path) -> dict[str, Beat]:

@@ -171,9 +171,7 @@ def read_csv(
     `ImportFileError` naming every unknown column, or every bad cell, at once."""
     if path.is_dir():
         raise ImportFileError(path, "", "a folder, not a CSV file")
-    ragged = _ragged(path)  # polars fills a short row with nulls: a cell lost, unsaid
-    if ragged:
-        raise ImportFileError(path, *ragged)
+    header = _header(path)  # its rows checked: polars fills a short row with nulls, unsaid
     try:
         frame = pl.read_csv(path, infer_schema=False)
     except (pl.exceptions.PolarsError, OSError) as exc:
@@ -181,7 +179,6 @@ def read_csv(
         raise ImportFileError(
             path, "", f"not a CSV file: {first[0] if first else type(exc).__name__}"
         ) from None
-    header = _header(path)
     twice = sorted({c for c in header if header.count(c) > 1})
     if twice:
         raise ImportFileError(path, ", ".join(twice), "a column given twice in the header")
@@ -234,15 +231,8 @@ def read_csv(
 
 def _header(path: Path) -> list[str]:
     """The file's header, its names as the file has them (polars renames a name given
-    twice)."""
-    with open(path, newline="", encoding="utf-8", errors="replace") as handle:
-        return next(csv.reader(handle), [])
-
-
-def _ragged(path: Path) -> tuple[str, str] | None:
-    """The first row whose fields the header does not match (more or fewer), as a
-    field and why; None when every row matches. Raises `ImportFileError` for a file
-    that is not there or cannot be read as text."""
+    twice). Raises `ImportFileError` for a file that is not there, cannot be read as
+    text, or has a row of more or fewer fields than the header."""
     try:
         with open(path, newline="", encoding="utf-8", errors="replace") as handle:
             lines = csv.reader(handle)
@@ -250,12 +240,14 @@ def _ragged(path: Path) -> tuple[str, str] | None:
             for n, fields in enumerate(lines, start=2):
                 if fields and len(fields) != len(header):
                     said = f"{len(fields)} field{'' if len(fields) == 1 else 's'}"
-                    return f"row {n}", f"{said}, where the header has {len(header)}"
+                    raise ImportFileError(
+                        path, f"row {n}", f"{said}, where the header has {len(header)}"
+                    )
     except FileNotFoundError:
         raise ImportFileError(path, "", "no such file") from None
     except (OSError, csv.Error) as exc:
         raise ImportFileError(path, "", f"not a CSV file: {exc}") from None
-    return None
+    return header
 
 
 def import_runs(
