@@ -1,12 +1,12 @@
 # Two commands on a fresh machine with Python 3.11 and git:
 #   make demo   install, run the demo pilots, print their table
-#   make test   install, then ruff, mypy and pytest
+#   make test   install, then ruff, mypy, the floors (lint-imports), the docs and pytest
 PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint docs bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,12 +26,16 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
-test: lint
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --quiet --site-dir site
+
+test: lint docs
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py
 
 clean:
-	rm -rf $(VENV) data/runs .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) data/runs site .pytest_cache .mypy_cache .ruff_cache

@@ -32,9 +32,9 @@ _LAZY: dict[str, str] = {
     "Comparison": "benchkit.analysis.compare",
     "Markdown": "benchkit.analysis.markdown",
     "Paired": "benchkit.analysis.compare",
-    "PilotSpec": "benchkit.store.records",
+    "PilotSpec": "benchkit.records",
     "ProbeResult": "benchkit.change.probe",
-    "Run": "benchkit.store.records",
+    "Run": "benchkit.records",
     "ab": "benchkit.change.ab",
     "benches": "benchkit.bench.find",
     "compact": "benchkit.store.compaction",
@@ -69,13 +69,13 @@ if _typing.TYPE_CHECKING:
     from benchkit.bench.find import benches
     from benchkit.change.ab import AbResult, ab
     from benchkit.change.probe import ProbeResult, probe
+    from benchkit.records import PilotSpec, Run
     from benchkit.run.launch import pilot, rerun
     from benchkit.run.recovery import recover
     from benchkit.run.validate import validate
     from benchkit.store.compaction import compact
     from benchkit.store.imports import import_runs
     from benchkit.store.query import runs, scan, table
-    from benchkit.store.records import PilotSpec, Run
 
 
 if not _typing.TYPE_CHECKING:  # to a type checker, the names are the imports above

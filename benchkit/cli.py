@@ -15,15 +15,15 @@ import benchkit
 from benchkit.analysis.text import SPEC_COLUMNS, line, table, tests_block
 from benchkit.analysis.text import status as status_text
 from benchkit.errors import BenchkitError, UsageError
-from benchkit.store.records import DEFAULT_SET, LAUNCHERS, RERUNS, Launcher
+from benchkit.records import DEFAULT_SET, LAUNCHERS, RERUNS, LauncherName
 from benchkit.workspace.proc import Terminated, interrupts
-from benchkit.workspace.sandbox import CHOICES as SANDBOXES
+from benchkit.workspace.sandbox import choices as sandbox_choices
 
 if TYPE_CHECKING:
     import polars as pl
 
+    from benchkit.records import Run
     from benchkit.store.query import RunFilter
-    from benchkit.store.records import Run
 
 BAD_INPUT = 2
 INTERRUPTED = 130
@@ -68,7 +68,7 @@ def _none_kept(runs: pl.DataFrame, chosen: RunFilter) -> str:
 
 sandbox_option = click.option(
     "--sandbox",
-    type=click.Choice(SANDBOXES),
+    type=click.Choice(sandbox_choices()),
     default="auto",
     show_default=True,
     help="Run arms and checks in bubblewrap (auto: when it works here).",
@@ -214,7 +214,7 @@ def pilot(
     new_set: bool,
     retry_failed: bool,
     jobs: int,
-    launcher: Launcher | None,
+    launcher: LauncherName | None,
     ray_address: str | None,
     sandbox: str,
     quiet: bool,
@@ -270,7 +270,7 @@ def run_file(
     experiment: Path,
     store: Path | None,
     jobs: int | None,
-    launcher: Launcher | None,
+    launcher: LauncherName | None,
     ray_address: str | None,
     new_set: bool,
     retry_failed: bool,
@@ -701,7 +701,8 @@ def env() -> None:
 @env.command(name="list")
 def env_list() -> None:
     """List the cached environments: key, Python or node, packages, size, when built and used."""
-    from benchkit.workspace.environment import cached, envs_dir
+    from benchkit.workspace.inventory import cached
+    from benchkit.workspace.recipe import envs_dir
 
     found = cached()
     if not found:
@@ -719,7 +720,7 @@ def env_list() -> None:
 @click.option("--all", "everything", is_flag=True, help="Every cached environment.")
 def env_prune(unused_days: float | None, everything: bool) -> None:
     """Remove cached environments (pilots at work keep their own copies)."""
-    from benchkit.workspace.environment import prune
+    from benchkit.workspace.inventory import prune
 
     if everything == (unused_days is not None):
         raise UsageError("env prune", "", "give one of --all or --unused-days DAYS")

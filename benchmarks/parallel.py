@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchkit.records import LauncherName
 from benchkit.run.cluster import start_local
 from benchkit.run.launch import pilot_specs, run_pilots
-from benchkit.store.records import Launcher
 
 ARMS = ["human", "noop", "replay:agent-a", "replay:agent-b"]
 TARGET = 1.7
@@ -35,7 +35,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    ways: dict[str, Launcher] = {
+    ways: dict[str, LauncherName] = {
         "serial": "serial",
         f"jobs={args.jobs}": "processes",
         "ray": "ray",
@@ -47,7 +47,7 @@ def main() -> None:
         run_pilots(pilot_specs("demo", ["noop"]), store=warm)  # environment, mirror
         specs = pilot_specs("demo", ARMS, trials=args.trials)
 
-        def timed(label: str, launcher: Launcher, round_: int) -> None:
+        def timed(label: str, launcher: LauncherName, round_: int) -> None:
             store = Path(scratch) / f"{label}-{round_}"
             store.mkdir()
             os.symlink(warm / "baselines", store / "baselines")  # the same base checks

@@ -36,7 +36,7 @@ def _packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 def maintainer_venv(tmp_path_factory: pytest.TempPathFactory, _packages: None) -> Path:
     """A maintainer's own virtualenv, as `benchkit ab` finds it active: a pinned pytest
     and a package benchkit lacks (freezegun), built with uv from the registry."""
-    from benchkit.workspace.environment import uv
+    from benchkit.workspace.venv import uv
 
     venv = tmp_path_factory.mktemp("maintainer") / "venv"
     uv("venv", "--quiet", "--python", "3.11", str(venv))

@@ -14,7 +14,7 @@ from benchkit.gate.junit import parse_report
 from benchkit.workspace import proc
 from benchkit.workspace.checks import count_from_output, status_of
 from benchkit.workspace.commands import substitute
-from benchkit.workspace.sandbox import Sandbox, bwrap_problem
+from benchkit.workspace.sandbox import Bubblewrap, bwrap_problem
 
 NO_BWRAP = bwrap_problem()
 
@@ -102,7 +102,7 @@ def test_what_a_command_leaves_running_is_stopped_when_it_exits(
     sandbox, found in the command's group; in bubblewrap, the kernel ends the
     sandbox's pid namespace with it), and the command's duration is its own."""
     marker = tmp_path / "left.pid"
-    box = Sandbox(name="bwrap", tree=tmp_path, home=tmp_path / "h", tmp=tmp_path / "t")
+    box = Bubblewrap(tree=tmp_path, home=tmp_path / "h", tmp=tmp_path / "t")
     box.make()
     done = proc.run(
         f"sh -c 'echo $$ > {marker}; exec sleep 60' & sleep 0.3; echo done",
@@ -134,8 +134,9 @@ def test_a_program_named_by_its_path_in_a_bound_folder_starts(tmp_path: Path) ->
     tool.chmod(0o755)
     tree = tmp_path / "tree"
     (tree / "node_modules").mkdir(parents=True)  # where it is bound: empty on the host
-    box = Sandbox(name="bwrap", tree=tree, home=tmp_path / "h", tmp=tmp_path / "t")
-    box = box.with_read_only(((cached, tree / "node_modules"),))
+    box = Bubblewrap(tree=tree, home=tmp_path / "h", tmp=tmp_path / "t").with_read_only(
+        ((cached, tree / "node_modules"),)
+    )
     box.make()
     done = proc.run(
         ["node_modules/.bin/tool"],

@@ -14,10 +14,13 @@ import pytest
 
 import benchkit
 from benchkit.bench.find import find_bench
+from benchkit.records import PilotSpec
 from benchkit.run.launch import run_pilots
-from benchkit.store.records import PilotSpec
-from benchkit.workspace.environment import META, EnvironmentWarning, cached, envs_dir, uv
+from benchkit.workspace.environment import EnvironmentWarning
+from benchkit.workspace.inventory import cached
+from benchkit.workspace.recipe import META, envs_dir
 from benchkit.workspace.sandbox import bwrap_problem
+from benchkit.workspace.venv import uv
 from tests.conftest import make_repo, sh_git, write_files
 
 NO_BWRAP = bwrap_problem()
@@ -302,8 +305,9 @@ def test_in_the_sandbox_the_cached_environment_is_bound_not_copied(tmp_path: Pat
 
 def test_a_prune_keeps_an_environment_a_pilot_binds(tmp_path: Path) -> None:
     from benchkit.bench.find import find_bench
-    from benchkit.workspace.environment import ensure, instantiate, prune, recipe, remove
+    from benchkit.workspace.environment import ensure, instantiate, recipe, remove
     from benchkit.workspace.git import prepare_repository
+    from benchkit.workspace.inventory import prune
 
     bench = find_bench(_bench(tmp_path, VENV))
     environment = ensure(recipe(bench, prepare_repository(bench)), log=tmp_path / "env.log")
@@ -428,7 +432,7 @@ def test_the_found_python_is_remembered_until_a_path_folder_changes(
     """`uv python find` looks at every Python on PATH (a tenth of a second a command):
     its answer is remembered by PATH and its folders' times, and a remembered program
     that no longer runs is found again."""
-    from benchkit.workspace import environment
+    from benchkit.workspace import venv as environment
 
     folder = tmp_path / "bin"
     folder.mkdir()

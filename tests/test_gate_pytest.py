@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import benchkit
-from benchkit.store.records import Run
+from benchkit.records import Run
 from benchkit.workspace.git import git_env
 from tests.conftest import make_repo
 

@@ -15,10 +15,10 @@ import pytest
 import benchkit
 from benchkit.bench.find import find_bench
 from benchkit.errors import BenchError
+from benchkit.records import PilotSpec, Run
 from benchkit.run.plan import plan
-from benchkit.store.records import PilotSpec, Run
-from benchkit.workspace.environment import uv
 from benchkit.workspace.git import git_env
+from benchkit.workspace.venv import uv
 from tests.conftest import make_repo
 
 BENCH = """\

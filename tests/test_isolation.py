@@ -32,7 +32,7 @@ from benchkit.workspace.proc import (
     interrupts,
     process_start,
 )
-from benchkit.workspace.sandbox import Sandbox, bwrap_problem
+from benchkit.workspace.sandbox import Bubblewrap, bwrap_problem
 from tests.conftest import TinyRepo, sh_git
 
 NO_BWRAP = bwrap_problem()
@@ -470,8 +470,9 @@ def test_the_environments_node_modules_is_read_only_in_the_sandbox(tmp_path: Pat
     (cached / "pkg").mkdir(parents=True)
     (cached / "pkg" / "index.js").write_text("module.exports = 1;\n")
     (tree / "node_modules").mkdir(parents=True)  # where it is bound
-    box = Sandbox(name="bwrap", tree=tree, home=home, tmp=tmp)
-    box = box.with_read_only(((cached, tree / "node_modules"),))
+    box = Bubblewrap(tree=tree, home=home, tmp=tmp).with_read_only(
+        ((cached, tree / "node_modules"),)
+    )
     box.make()
     write = "cat node_modules/pkg/index.js; echo 2 > node_modules/pkg/index.js; echo x > mine.txt"
     done = subprocess.run(box.command(["sh", "-c", write]), capture_output=True, text=True)

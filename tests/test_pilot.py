@@ -14,10 +14,10 @@ import pytest
 
 import benchkit
 from benchkit.arms.protocol import ArmContext, ArmOutcome
+from benchkit.records import PilotSpec
 from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import plan
 from benchkit.store.heartbeat import read_beats
-from benchkit.store.records import PilotSpec
 from benchkit.workspace.cache import TRASH, cache_dir, discard, trash_emptied
 from benchkit.workspace.git import (
     add_worktree,

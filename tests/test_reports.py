@@ -9,7 +9,7 @@ import pytest
 from benchkit.arms.failures import classify
 from benchkit.arms.reports import read_claude_code, read_jsonpath, read_report
 from benchkit.bench.arm_file import ClaudeCodeReport, JsonPathReport, NoReport, load_arm
-from benchkit.store.records import NO_REPORT, ArmReport
+from benchkit.records import NO_REPORT, ArmReport
 from tests.conftest import ROOT
 
 SAMPLES = Path(__file__).parent / "fixtures" / "reports"

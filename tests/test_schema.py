@@ -15,10 +15,7 @@ from benchkit.change.testrun import CommandRun
 from benchkit.gate.junit import CaseResult
 from benchkit.gate.summary import RunnerSummary
 from benchkit.gate.verdict import FileReruns, FirstFailure, GateResult
-from benchkit.run.baseline import Baseline, save
-from benchkit.store.imports import import_runs
-from benchkit.store.parquet import RowError, write_run, write_table
-from benchkit.store.records import (
+from benchkit.records import (
     ArmReport,
     CheckResult,
     EnvironmentUsed,
@@ -29,6 +26,9 @@ from benchkit.store.records import (
     SiteResult,
     TestRecord,
 )
+from benchkit.run.baseline import Baseline, save
+from benchkit.store.imports import import_runs
+from benchkit.store.parquet import RowError, write_run, write_table
 from benchkit.store.rows import PHASES, check_rows, run_row
 from benchkit.store.schema import TABLES, check_columns, table_schema
 

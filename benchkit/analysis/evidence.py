@@ -10,9 +10,9 @@ import polars as pl
 from benchkit.analysis.markdown import Markdown
 from benchkit.analysis.pilot_table import pilot_table
 from benchkit.errors import UsageError
+from benchkit.records import Run
 from benchkit.store.query import pick_runs, runs_frame
 from benchkit.store.query import runs as stored_runs
-from benchkit.store.records import Run
 
 
 def evidence(

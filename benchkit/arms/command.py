@@ -23,7 +23,7 @@ from benchkit.arms.reports import read_report
 from benchkit.bench.arm_file import ArmDefinition, ClaudeCodeReport, JsonPathReport, load_arm
 from benchkit.bench.bench_file import Bench
 from benchkit.errors import ArmError
-from benchkit.store.records import ArmReport, PilotSpec, redact
+from benchkit.records import ArmReport, PilotSpec, redact
 from benchkit.workspace import proc
 from benchkit.workspace.commands import PLACEHOLDER, allowed_env, fill, substitute
 

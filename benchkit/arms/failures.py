@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from benchkit.store.records import ArmReport
+from benchkit.records import ArmReport
 
 # Searched in this order, in the report's error and the log's tail (case-insensitive).
 PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from benchkit.bench.bench_file import Bench
-from benchkit.store.records import NO_REPORT, ArmReport, PilotSpec
+from benchkit.records import NO_REPORT, ArmReport, PilotSpec
 from benchkit.workspace.git import Repository
 from benchkit.workspace.sandbox import Sandbox
 

@@ -18,7 +18,7 @@ from benchkit.bench.arm_file import load_arm
 from benchkit.bench.bench_file import Bench
 from benchkit.bench.find import arm_files, find_arm_file
 from benchkit.errors import ArmError
-from benchkit.store.records import PilotSpec
+from benchkit.records import PilotSpec
 
 Factory = Callable[[Bench, str], Arm]
 

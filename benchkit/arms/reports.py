@@ -22,7 +22,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from benchkit.bench.arm_file import ClaudeCodeReport, JsonPathReport, Report
-from benchkit.store.records import MOST_USD, NO_REPORT, ArmReport, SessionReport
+from benchkit.records import MOST_USD, NO_REPORT, ArmReport, SessionReport
 
 _R = TypeVar("_R", ArmReport, SessionReport)
 

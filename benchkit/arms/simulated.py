@@ -21,7 +21,7 @@ from unidiff.patch import Hunk, PatchSet
 
 from benchkit.arms.protocol import ArmContext, ArmOutcome
 from benchkit.bench.sites import excluded
-from benchkit.store.records import ArmReport, SessionReport
+from benchkit.records import ArmReport, SessionReport
 from benchkit.workspace.git import diff, git
 from benchkit.workspace.proc import ProcError
 

@@ -29,19 +29,17 @@ from benchkit.workspace.cache import cache_dir
 from benchkit.workspace.checks import read_report
 from benchkit.workspace.commands import allowed_env, substitute
 from benchkit.workspace.environment import (
-    EnvironmentFailure,
     Instance,
-    Recipe,
     ensure,
     env_copy_of,
-    importable_root,
     instantiate,
-    interpreter,
     recipe,
     remove,
 )
 from benchkit.workspace.git import Repository, add_worktree, remove_worktree
 from benchkit.workspace.proc import ProcError
+from benchkit.workspace.recipe import EnvironmentFailure, Recipe
+from benchkit.workspace.venv import importable_root, interpreter
 
 REPORT_FLAG = re.compile(r"^--junit-?xml(?:=(.+))?$")
 

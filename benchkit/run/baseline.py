@@ -15,20 +15,15 @@ from pathlib import Path
 
 from benchkit.bench.bench_file import Bench
 from benchkit.gate.verdict import TestRun
+from benchkit.records import CheckResult, TestRecord
 from benchkit.store.parquet import read_file, write_table
-from benchkit.store.records import CheckResult, TestRecord
 from benchkit.store.rows import check_from_row, check_rows, test_from_row, test_rows
 from benchkit.store.schema import table_schema
 from benchkit.workspace.cache import locked
 from benchkit.workspace.checks import Confinement, run_checks
-from benchkit.workspace.environment import (
-    Environment,
-    env_copy_of,
-    instantiate,
-    programs,
-    remove,
-)
+from benchkit.workspace.environment import env_copy_of, instantiate, programs, remove
 from benchkit.workspace.git import Repository, add_worktree, remove_worktree
+from benchkit.workspace.recipe import Environment
 from benchkit.workspace.sandbox import Sandbox
 
 
@@ -157,7 +152,7 @@ def _run_at_base(
             where=env_copy_of(worktree),
             tree=worktree,
             log=logs / "environment.log",
-            bound=sandbox is not None and sandbox.name == "bwrap",
+            bound=sandbox is not None and sandbox.binds,
         )
         if sandbox is not None:
             sandbox = sandbox.with_read_only(instance.binds)
@@ -165,7 +160,7 @@ def _run_at_base(
         confined = Confinement(sandbox=sandbox)
         runs = run_checks(bench, phase="base", instance=instance, logs=logs, confinement=confined)
     finally:
-        remove(instance, read_only=sandbox is not None and sandbox.name == "bwrap")
+        remove(instance, read_only=sandbox is not None and sandbox.binds)
         remove_worktree(worktree)
     test_run = next((r.tests for r in runs if r.tests is not None), None)
     cases = test_run.cases if test_run is not None and test_run.cases is not None else ()

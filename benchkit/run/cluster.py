@@ -13,15 +13,17 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from benchkit.errors import UsageError
+from benchkit.records import LauncherName, PilotSpec, Run
 from benchkit.run.events import Event, Sink, relayed
+from benchkit.run.launcher import Launched, Launcher
 from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import Plan, plan
-from benchkit.store.records import PilotSpec, Run
 
 LOCAL_OBJECT_STORE = 128 * 1024**2  # a local cluster moves specs and runs, nothing big
 
@@ -90,7 +92,33 @@ def _pilot_task(
     return execute_plan(planned, Path(store), keep=keep, launcher="ray", events=tell)
 
 
-def on_ray(
+@dataclass(kw_only=True)
+class OnRay(Launcher):
+    """The pilots as Ray tasks, one CPU each: on the cluster at `address` (`auto`: the
+    one this machine belongs to), else on a local cluster of `jobs` CPUs, stopped at
+    the end. An interrupt cancels the tasks (each records its run) and is raised
+    again."""
+
+    name: ClassVar[LauncherName] = "ray"
+    address: str | None = None
+
+    def check(self) -> None:
+        check_address(self.address)
+
+    def launch(self, plans: list[Plan], store: Path, *, keep: bool, events: Sink) -> Launched:
+        return _on_ray(
+            plans,
+            store,
+            keep=keep,
+            jobs=self.jobs,
+            address=self.address,
+            refresh_baseline=self.refresh_baseline,
+            sandbox=self.sandbox,
+            events=events,
+        )
+
+
+def _on_ray(
     plans: list[Plan],
     store: Path,
     *,
@@ -100,15 +128,11 @@ def on_ray(
     refresh_baseline: bool,
     sandbox: str,
     events: Sink,
-    runs: list[Run],
-    faults: list[Exception],
-) -> None:
-    """The pilots as Ray tasks, one CPU each; their runs into `runs` in the order of
-    `plans`, their errors into `faults`. On a cluster at `address` (`auto`: the one
-    this machine belongs to), else on a local cluster of `jobs` CPUs, stopped at the
-    end. An interrupt cancels the tasks (each records its run) and is raised again."""
+) -> Launched:
+    """See `OnRay`."""
+    launched = Launched()
     if not plans:
-        return
+        return launched
     ray = _ray()
     from ray.util.queue import Queue
 
@@ -141,7 +165,7 @@ def on_ray(
                     try:
                         done[order[ready[0]]] = ray.get(ready[0])
                     except Exception as exc:  # recorded by the task as its run's failure
-                        faults.append(_cause(exc))
+                        launched.faults.append(_cause(exc))
             except KeyboardInterrupt:
                 for ref in pending:
                     with contextlib.suppress(Exception):
@@ -154,7 +178,8 @@ def on_ray(
             ray.kill(told.actor)
         if started_here:
             ray.shutdown()
-    runs += [done[n] for n in sorted(done)]
+    launched.runs.extend(done[n] for n in sorted(done))
+    return launched
 
 
 class _Drain:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from benchkit.store.records import Run
+from benchkit.records import Run
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,14 +9,9 @@ and records it.
 
 from __future__ import annotations
 
-import contextlib
 import math
-import multiprocessing
-import os
 import re
-import signal
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import replace
 from itertools import product
 from pathlib import Path
@@ -25,10 +20,12 @@ import polars as pl
 
 from benchkit.bench.names import NAME
 from benchkit.errors import SetError, UsageError
+from benchkit.records import DEFAULT_SET, LAUNCHERS, RERUNS, LauncherName, PilotSpec, Run
 from benchkit.run.claims import claim, release
-from benchkit.run.cluster import check_address, on_ray
-from benchkit.run.events import Event, Planned, Sink, ignore, relayed
-from benchkit.run.pilot import benchkit_version, execute_plan
+from benchkit.run.events import Planned, Sink, ignore
+from benchkit.run.launcher import Launched
+from benchkit.run.launchers import make_launcher
+from benchkit.run.pilot import benchkit_version
 from benchkit.run.plan import Plan, plan
 from benchkit.run.progress import Ledger, fan, read_matrices, shown
 from benchkit.run.recovery import recovered
@@ -36,9 +33,7 @@ from benchkit.run.sets import Needed, changed, fresh_name, needed
 from benchkit.store.compaction import compact_when_due
 from benchkit.store.parquet import made_store, read_table, writable_store
 from benchkit.store.query import pick_runs
-from benchkit.store.records import DEFAULT_SET, LAUNCHERS, RERUNS, Launcher, PilotSpec, Run
 from benchkit.workspace.cache import empty_trash, trash_emptied
-from benchkit.workspace.proc import Terminated, terminated, worker_started
 
 
 def _each(value: str | Path | Sequence[str | Path]) -> list[str]:
@@ -88,7 +83,7 @@ def run_pilots(
     refresh_baseline: bool = False,
     sandbox: str = "auto",
     jobs: int = 1,
-    launcher: Launcher | None = None,
+    launcher: LauncherName | None = None,
     ray_address: str | None = None,
     new_set: bool = False,
     retry_failed: bool = False,
@@ -104,15 +99,14 @@ def run_pilots(
         if not re.fullmatch(NAME, name):
             raise UsageError("run_set", "", f"is letters, digits, '.', '_' and '-', not {name!r}")
     folder = writable_store(store)
-    chosen = launcher or ("processes" if jobs > 1 else "serial")
-    # Worker processes start first and import benchkit while this one plans.
-    workers = Workers(jobs) if chosen == "processes" and len(specs) > 1 else None
-    runs: list[Run] = []
-    faults: list[Exception] = []
+    chosen = make_launcher(
+        launcher, jobs=jobs, address=ray_address, refresh_baseline=refresh_baseline, sandbox=sandbox
+    )
+    chosen.start(len(specs))  # workers start first and import benchkit while this one plans
+    launched = Launched()
     try:
         plans = plan(specs, refresh_baseline=refresh_baseline, sandbox=sandbox)
-        if chosen == "ray":
-            check_address(ray_address)
+        chosen.check()
         made_store(folder)  # every input checked: the store may be made
         known = recovered(folder)  # the runs table, read once for both
         empty_trash()  # what a killed benchkit left to remove
@@ -132,47 +126,24 @@ def run_pilots(
                     pilots=len(mine),
                     recorded=need.recorded,
                     running=need.running + len(need.plans) - len(claimed),
-                    jobs=1 if chosen == "serial" else jobs,
+                    jobs=chosen.concurrent(),
                 )
             )
-            if chosen == "ray":
-                on_ray(
-                    mine,
-                    folder,
-                    keep=keep,
-                    jobs=jobs,
-                    address=ray_address,
-                    refresh_baseline=refresh_baseline,
-                    sandbox=sandbox,
-                    events=events,
-                    runs=runs,
-                    faults=faults,
-                )
-            elif workers and len(mine) > 1:
-                workers.run(mine, folder, keep, events, runs, faults)
-            else:
-                for p in mine:
-                    try:
-                        runs.append(execute_plan(p, folder, keep=keep, events=events))
-                    except Exception as exc:  # recorded as its run's failure
-                        faults.append(exc)
+            launched = chosen.launch(mine, folder, keep=keep, events=events)
         finally:
             release(held)
             ledger.close()
     except KeyboardInterrupt:  # the workers are stopped: what they left, removed now
-        if workers:
-            workers.close()
-            workers = None
+        chosen.close()
         empty_trash()
         trash_emptied()
         raise
     finally:
-        if workers:
-            workers.close()
+        chosen.close()
     compact_when_due(folder)
-    if faults:
-        raise faults[0]
-    return runs
+    if launched.faults:
+        raise launched.faults[0]
+    return launched.runs
 
 
 def _needed(
@@ -203,80 +174,6 @@ def _needed(
     return needed(plans, rows, retry_failed=retry_failed)
 
 
-_EVENTS: list[Sink] = []  # in a worker process: where its pilot's events go
-
-
-def _worker_started(told: multiprocessing.Queue[Event]) -> None:
-    worker_started()
-    _EVENTS[:] = [told.put]
-
-
-def _work(p: Plan, store: Path, keep: bool) -> Run:
-    """One pilot in a worker process. An interrupted worker ends once its run is
-    recorded, and never takes another pilot: Ctrl-C reaches it with benchkit, SIGTERM
-    comes from benchkit stopping it or from the kernel as benchkit dies (once for each
-    of benchkit's threads that goes, so at first while benchkit is still its parent)."""
-    try:
-        return execute_plan(p, store, keep=keep, launcher="processes", events=_EVENTS[0])
-    except KeyboardInterrupt as exc:
-        os._exit(exc.exit_code if isinstance(exc, Terminated) else 128 + signal.SIGINT)
-    finally:  # a SIGTERM whose interrupt another error replaced (a cleanup's) ends it too
-        if terminated():
-            os._exit(Terminated.exit_code)
-
-
-def _ready() -> None:
-    """A worker's first task: none; handing it one starts the worker."""
-
-
-class Workers:
-    """`jobs` worker processes, spawned (no state of the caller's is shared) as soon as
-    this is made."""
-
-    def __init__(self, jobs: int) -> None:
-        context = multiprocessing.get_context("spawn")
-        self.told: multiprocessing.Queue[Event] = context.Queue()
-        self.pool = ProcessPoolExecutor(
-            jobs, mp_context=context, initializer=_worker_started, initargs=(self.told,)
-        )
-        for _ in range(jobs):
-            self.pool.submit(_ready)
-
-    def run(
-        self,
-        plans: list[Plan],
-        store: Path,
-        keep: bool,
-        events: Sink,
-        runs: list[Run],
-        faults: list[Exception],
-    ) -> None:
-        """The pilots in the workers; their runs into `runs`, in the order of `plans`,
-        their errors into `faults`. An interrupt stops the workers (each records its
-        run) and is raised again."""
-        done: dict[int, Run] = {}
-        with relayed(self.told, events):
-            try:
-                futures = {self.pool.submit(_work, p, store, keep): n for n, p in enumerate(plans)}
-                for future in as_completed(futures):
-                    try:
-                        done[futures[future]] = future.result()
-                    except Exception as exc:  # recorded by the worker as its run's failure
-                        faults.append(exc)
-            except KeyboardInterrupt:
-                for child in multiprocessing.active_children():
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(child.pid or 0, signal.SIGTERM)  # each records its run, ends
-                self.close()
-                raise
-            self.close()
-        runs += [done[n] for n in sorted(done)]
-
-    def close(self) -> None:
-        """Wait for the workers to end; tasks not begun are dropped."""
-        self.pool.shutdown(wait=True, cancel_futures=True)
-
-
 def pilot(
     bench: str | Path | Sequence[str | Path] = "demo",
     arm: str | Sequence[str] = "noop",
@@ -296,7 +193,7 @@ def pilot(
     refresh_baseline: bool = False,
     sandbox: str = "auto",
     jobs: int = 1,
-    launcher: Launcher | None = None,
+    launcher: LauncherName | None = None,
     ray_address: str | None = None,
     progress: bool | None = None,
     events: Sink | None = None,
@@ -323,8 +220,8 @@ def pilot(
         raise UsageError(
             "max_cost", "", f"must be a finite amount of USD, 0 or more, not {max_cost}"
         )
-    if launcher is not None and launcher not in LAUNCHERS:
-        raise UsageError("launcher", "", f"is one of {', '.join(LAUNCHERS)}, not {launcher!r}")
+    if launcher is not None and launcher not in LAUNCHERS:  # before anything is planned
+        make_launcher(launcher)
     specs = pilot_specs(
         bench,
         [arm] if isinstance(arm, str) else list(arm),
@@ -381,7 +278,7 @@ def rerun(
     run_set: str = RERUNS,
     keep: bool = False,
     sandbox: str = "auto",
-    launcher: Launcher | None = None,
+    launcher: LauncherName | None = None,
     ray_address: str | None = None,
     progress: bool | None = None,
     events: Sink | None = None,

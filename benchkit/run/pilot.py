@@ -27,16 +27,11 @@ from benchkit.arms.protocol import ArmContext, ArmOutcome, Secretive
 from benchkit.bench.sites import EMPTY_COVERAGE, Coverage, FileChange, parse_diff, score
 from benchkit.errors import StoreError
 from benchkit.gate.verdict import GateResult, TestRun, files_to_rerun, judge, resolved
-from benchkit.run.baseline import Baseline, establish
-from benchkit.run.events import Recorded, Sink, StageBegun, ignore
-from benchkit.run.plan import Plan
-from benchkit.store.heartbeat import Beat, Heartbeat
-from benchkit.store.parquet import remove_details, write_details, write_run_row
-from benchkit.store.records import (
+from benchkit.records import (
     ArmReport,
     CheckResult,
     EnvironmentUsed,
-    Launcher,
+    LauncherName,
     Owner,
     Run,
     RunStatus,
@@ -45,11 +40,14 @@ from benchkit.store.records import (
     redact,
     redacted,
 )
+from benchkit.run.baseline import Baseline, establish
+from benchkit.run.events import Recorded, Sink, StageBegun, ignore
+from benchkit.run.plan import Plan
+from benchkit.store.heartbeat import Beat, Heartbeat
+from benchkit.store.parquet import remove_details, write_details, write_run_row
 from benchkit.workspace.cache import cache_dir, discard
 from benchkit.workspace.checks import Confinement, run_alone, run_checks
 from benchkit.workspace.environment import (
-    Environment,
-    EnvironmentFailure,
     Instance,
     ensure,
     env_copy_of,
@@ -69,7 +67,8 @@ from benchkit.workspace.git import (
     snapshot,
 )
 from benchkit.workspace.proc import ProcError, deferred_interrupts, process_start
-from benchkit.workspace.sandbox import PROCESSES, SECRETS, Sandbox
+from benchkit.workspace.recipe import Environment, EnvironmentFailure
+from benchkit.workspace.sandbox import PROCESSES, SECRETS, Sandbox, make_sandbox
 
 
 @cache
@@ -200,7 +199,7 @@ class _Pilot:
     tree: str
     store: Path
     owner: Owner
-    launcher: Launcher
+    launcher: LauncherName
     status: RunStatus = "failed"
     outcome: ArmOutcome = NOT_RUN
     checks: list[CheckResult] = field(default_factory=list)
@@ -253,8 +252,8 @@ class _Pilot:
 def sandbox_of(p: Plan, folder: Path, tree: str) -> Sandbox:
     """The sandbox of a pilot's tree (`tree`, its worktree, or `base`): its HOME and tmp
     beside it, the pilot's process ledger for `recover`."""
-    return Sandbox(
-        name=p.sandbox,
+    return make_sandbox(
+        p.sandbox,
         tree=folder / tree,
         home=folder / ("home" if tree == "tree" else f"{tree}-home"),
         tmp=folder / ("tmp" if tree == "tree" else f"{tree}-tmp"),
@@ -286,7 +285,7 @@ def _run_stages(pilot: _Pilot, stage: Callable[[str], None]) -> None:
                 where=pilot.env_copy,
                 tree=pilot.worktree,
                 log=log,
-                bound=p.sandbox == "bwrap",
+                bound=pilot.sandbox.binds,
             )
             if pilot.instance.path is not None and pilot.instance.path.parent == pilot.worktree:
                 exclude(pilot.git_dir, pilot.instance.path.name)  # not the arm's
@@ -436,7 +435,7 @@ def execute_plan(
     store: Path,
     *,
     keep: bool = False,
-    launcher: Launcher = "serial",
+    launcher: LauncherName = "serial",
     events: Sink = ignore,
 ) -> Run:
     """Run one planned pilot and record it in the store, whatever happens to it; in
@@ -561,7 +560,7 @@ def _finish(pilot: _Pilot, keep: bool, stage: Callable[[str], None]) -> Run:
     run = replace(run, phases={k: v for k, v in pilot.clock.phases.items() if k != "cleanup"})
     run = _written(pilot, run, write_run_row)
     stage("cleanup")
-    remove(pilot.instance, read_only=pilot.sandbox.name == "bwrap")
+    remove(pilot.instance, read_only=pilot.sandbox.binds)
     if not keep:
         discard(pilot.folder)
     elif pilot.folder.is_dir():

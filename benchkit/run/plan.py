@@ -16,10 +16,11 @@ from benchkit.bench.bench_file import Bench
 from benchkit.bench.find import find_bench
 from benchkit.bench.lock import bench_digest, lock_path, read_lock
 from benchkit.errors import ArmError, BenchError
-from benchkit.store.records import PilotSpec
-from benchkit.workspace.environment import Recipe, recipe
+from benchkit.records import PilotSpec
+from benchkit.workspace.environment import recipe
 from benchkit.workspace.git import Repository, prepare_repository
-from benchkit.workspace.sandbox import SandboxName, choose
+from benchkit.workspace.recipe import Recipe
+from benchkit.workspace.sandbox import choose
 
 Unit = tuple[str, str, str, str, float | None, int]
 
@@ -37,7 +38,7 @@ class Plan:
     recipe: Recipe  # what the bench's checks run with
     refresh_baseline: bool = False  # run the checks at base again, whatever is cached
     known_flaky: frozenset[tuple[str, str]] = frozenset()  # (file, id), from the lock file
-    sandbox: SandboxName = "none"  # what its arm and checks run in
+    sandbox: str = "none"  # the kind its arm and checks run in (see `SANDBOXES`)
     bench_digest: str = ""  # of the bench file as planned
     arm_digest: str | None = None  # of the arm's file and vars (see `arm_digest`)
 

@@ -20,16 +20,9 @@ from benchkit.gate.stability import Outcomes, outcomes
 from benchkit.gate.verdict import TestRun, run_problem
 from benchkit.workspace.cache import cache_dir
 from benchkit.workspace.checks import run_checks
-from benchkit.workspace.environment import (
-    Environment,
-    EnvironmentFailure,
-    ensure,
-    env_copy_of,
-    instantiate,
-    recipe,
-    remove,
-)
+from benchkit.workspace.environment import ensure, env_copy_of, instantiate, recipe, remove
 from benchkit.workspace.git import Repository, add_worktree, prepare_repository, remove_worktree
+from benchkit.workspace.recipe import Environment, EnvironmentFailure
 
 SIDES = ("base", "human")
 

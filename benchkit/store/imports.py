@@ -27,8 +27,8 @@ import pyarrow as pa
 from benchkit.bench.names import NAME
 from benchkit.errors import ImportFileError
 from benchkit.gate.verdict import Verdict
+from benchkit.records import LAUNCHERS, MOST_USD, CheckStatus, RunStatus
 from benchkit.store.parquet import all_files, empty_frame, read_table, store_path, write_table
-from benchkit.store.records import LAUNCHERS, MOST_USD, CheckStatus, RunStatus
 from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, check_of, table_schema
 
 REQUIRED = ("bench", "arm")

@@ -25,8 +25,8 @@ import pyarrow.parquet as pq
 
 from benchkit.bench.names import NAME
 from benchkit.errors import StoreError, StoreWarning
+from benchkit.records import Run
 from benchkit.store.atomic import temporary_file
-from benchkit.store.records import Run
 from benchkit.store.rows import check_rows, run_row, session_rows, site_rows, test_rows
 from benchkit.store.schema import DECLARED_NAMES, SCHEMA_VERSION, TABLES, check_of, table_schema
 from benchkit.store.upgrade import upgrade

@@ -16,8 +16,8 @@ from pathlib import Path
 import polars as pl
 
 from benchkit.errors import StoreError, UsageError
+from benchkit.records import Run
 from benchkit.store.parquet import read_table, rows_frame, scan_table, store_path
-from benchkit.store.records import Run
 from benchkit.store.rows import run_row
 from benchkit.store.schema import TABLES, table_schema
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from benchkit.gate.junit import CaseResult
 from benchkit.gate.verdict import GateResult
-from benchkit.store.records import ArmReport, CheckResult, EnvironmentUsed, Run, TestRecord
+from benchkit.records import ArmReport, CheckResult, EnvironmentUsed, Run, TestRecord
 from benchkit.store.schema import SCHEMA_VERSION
 
 PHASES = ("start", "prepare", "environment", "baseline", "execute", "verify", "score", "record")

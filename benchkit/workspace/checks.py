@@ -18,7 +18,7 @@ from benchkit.bench.bench_file import Bench, Check
 from benchkit.gate.junit import CaseResult, ReportError, failed_count, in_tree, parse_report
 from benchkit.gate.runners import Runner, runner_of
 from benchkit.gate.verdict import TestRun, run_problem
-from benchkit.store.records import CheckResult, CheckStatus, Phase
+from benchkit.records import CheckResult, CheckStatus, Phase
 from benchkit.workspace import proc
 from benchkit.workspace.commands import allowed_env, substitute
 from benchkit.workspace.environment import Instance

@@ -25,8 +25,8 @@ from pathlib import Path
 from types import FrameType
 from typing import IO
 
-from benchkit.store.records import SECRET_MARK, redact
-from benchkit.workspace.sandbox import Sandbox, bwrap_reports
+from benchkit.records import SECRET_MARK, redact
+from benchkit.workspace.sandbox import Sandbox
 
 GRACE_S = 10.0
 SETTLE_S = 0.05  # what a command that exited leaves has this long to end of itself
@@ -201,7 +201,7 @@ def run(
                 return ended(None, not_found=True)
         status = None  # bwrap's status pipe: where it says its sandbox's pid 1
         if sandbox is not None:
-            if sandbox.name == "bwrap" and bwrap_reports():
+            if sandbox.tells_pid():
                 status = _status_pipe(files)
             argv = sandbox.command(argv, status_fd=status[1] if status else None)
         started = time.monotonic()

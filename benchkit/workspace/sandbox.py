@@ -19,13 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, ClassVar
 
 from benchkit.errors import UsageError
-
-SandboxName = Literal["bwrap", "none"]
-SandboxChoice = Literal["auto", "bwrap", "none"]
-CHOICES: tuple[str, ...] = get_args(SandboxChoice)
 
 
 class SandboxWarning(UserWarning):
@@ -87,46 +83,75 @@ def bwrap_reports() -> bool:
     return _probe()[1]
 
 
-def choose(choice: str) -> SandboxName:
-    """The sandbox a pilot runs with: `auto` takes bubblewrap when it works here and
-    says once, as a warning, when it does not. Raises `UsageError`."""
-    if choice not in CHOICES:
-        raise UsageError("sandbox", "", f"{choice!r} is not one of {', '.join(CHOICES)}")
-    if choice == "none":
+def sandbox_kind(name: str) -> type[Sandbox]:
+    """The kind of sandbox `name` names in `SANDBOXES`. Raises `UsageError` naming the
+    kinds there are."""
+    try:
+        return SANDBOXES[name]
+    except KeyError:
+        known = ", ".join(["auto", *SANDBOXES])
+        raise UsageError("sandbox", "", f"{name!r} is not one of {known}") from None
+
+
+def choose(choice: str) -> str:
+    """The sandbox a pilot runs with: `auto` takes the first kind of `PREFERRED` that
+    works here and says once, as a warning, when none does (then `none`); a kind
+    named that cannot work here is refused. Raises `UsageError`."""
+    if choice == "auto":
+        problems = [(name, sandbox_kind(name).problem()) for name in PREFERRED]
+        for name, problem in problems:
+            if problem is None:
+                return name
+        warnings.warn(
+            f"{problems[-1][1]}: arms and checks run without a sandbox (see the docs' Isolation)",
+            SandboxWarning,
+            stacklevel=2,
+        )
         return "none"
-    problem = bwrap_problem()
-    if problem is None:
-        return "bwrap"
-    if choice == "bwrap":
+    problem = sandbox_kind(choice).problem()
+    if problem is not None:
         raise UsageError("sandbox", "", problem)
-    warnings.warn(
-        f"{problem}: arms and checks run without a sandbox (see the README's Isolation)",
-        SandboxWarning,
-        stacklevel=2,
-    )
-    return "none"
+    return choice
 
 
 @dataclass(frozen=True, kw_only=True)
 class Sandbox:
-    """Where one pilot's commands run: its writable folders and its network."""
+    """Where one pilot's commands run: its writable folders and its network. A kind of
+    sandbox is a subclass named in `SANDBOXES`; nothing outside this module asks which
+    kind it is, only what it does (`binds`, `tells_pid`, `command`)."""
 
-    name: SandboxName
+    kind: ClassVar[str]
+    binds: ClassVar[bool] = False  # shows the cached environment read-only, not a copy
+
     tree: Path  # the worktree: its working directory, writable
     home: Path  # its HOME, writable
-    tmp: Path  # its TMPDIR, writable; with bwrap, the system's /tmp is read-only
+    tmp: Path  # its TMPDIR, writable
     network: bool = True
     ledger: Path | None = None  # each command's process group is written here
     run_id: str = ""  # written in each command's environment, for `recover` to know them
     read_only: tuple[tuple[Path, Path], ...] = ()  # (from, to): the environment, bound
+
+    @classmethod
+    def problem(cls) -> str | None:
+        """Why this kind cannot run commands on this machine, or None when it can."""
+        return None
+
+    def tells_pid(self) -> bool:
+        """Whether `command` writes the pid of the command's first process, as a JSON
+        line `{"child-pid": N}`, on the `status_fd` it is given."""
+        return False
+
+    def command(self, argv: Sequence[str], *, status_fd: int | None = None) -> list[str]:
+        """The command as it is run in the sandbox."""
+        return list(argv)
 
     def with_network(self, on: bool) -> Sandbox:
         return replace(self, network=on)
 
     def with_read_only(self, binds: tuple[tuple[Path, Path], ...]) -> Sandbox:
         """The sandbox with these folders bound read-only, each from a path to another
-        (the cached environment where the pilot's instance goes)."""
-        return replace(self, read_only=binds) if self.name == "bwrap" else self
+        (the cached environment where the pilot's instance goes), where it binds."""
+        return replace(self, read_only=binds) if self.binds else self
 
     def on_host(self, path: Path) -> Path:
         """Where the host has what the sandbox shows at `path` (a folder it binds
@@ -149,11 +174,37 @@ class Sandbox:
         mark = {PILOT_MARK: self.run_id} if self.run_id else {}
         return {**env, "HOME": home, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp, **mark}
 
+    def make(self) -> None:
+        """Its writable folders, made if missing (bubblewrap binds only what exists)."""
+        for folder in (self.home, self.tmp):
+            folder.mkdir(parents=True, exist_ok=True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Unconfined(Sandbox):
+    """No sandbox: the command runs as benchkit's user, only its environment narrowed."""
+
+    kind: ClassVar[str] = "none"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Bubblewrap(Sandbox):
+    """bubblewrap: its own pid namespace, the system read-only, writable only the tree,
+    HOME and tmp, its own empty network unless allowed, dead with benchkit."""
+
+    kind: ClassVar[str] = "bwrap"
+    binds: ClassVar[bool] = True
+
+    @classmethod
+    def problem(cls) -> str | None:
+        return bwrap_problem()
+
+    def tells_pid(self) -> bool:
+        return bwrap_reports()
+
     def command(self, argv: Sequence[str], *, status_fd: int | None = None) -> list[str]:
-        """The command as it is run: in bubblewrap (which writes its sandbox's pid 1 and
-        the command's exit on `status_fd`, as JSON lines, when given), or as it is."""
-        if self.name == "none":
-            return list(argv)
+        """The command in bubblewrap, which writes its sandbox's pid 1 and the command's
+        exit on `status_fd`, as JSON lines, when given."""
         args = [bwrap() or "bwrap", *_PROBE, "--unshare-ipc", "--die-with-parent"]
         if status_fd is not None:
             args += ["--json-status-fd", str(status_fd)]
@@ -165,7 +216,18 @@ class Sandbox:
             args += ["--ro-bind", str(source), str(target)]
         return [*args, "--chdir", str(self.tree), "--", *argv]
 
-    def make(self) -> None:
-        """Its writable folders, made if missing (bubblewrap binds only what exists)."""
-        for folder in (self.home, self.tmp):
-            folder.mkdir(parents=True, exist_ok=True)
+
+SANDBOXES: dict[str, type[Sandbox]] = {"none": Unconfined, "bwrap": Bubblewrap}
+"""Every kind of sandbox by the name `--sandbox` takes; a new kind is one subclass and
+one entry here."""
+PREFERRED = ("bwrap",)  # what `auto` tries, in order, before `none`
+
+
+def choices() -> tuple[str, ...]:
+    """What `--sandbox` takes."""
+    return ("auto", *SANDBOXES)
+
+
+def make_sandbox(name: str, **fields: Any) -> Sandbox:
+    """A sandbox of the kind `name` (see `SANDBOXES`)."""
+    return sandbox_kind(name)(**fields)

@@ -18,8 +18,8 @@ from benchkit.gate.verdict import GateResult
 RunStatus = Literal["ok", "failed", "timeout", "interrupted", "crashed", "running"]
 CheckStatus = Literal["ok", "fail", "timeout", "missing"]
 Phase = Literal["base", "after"]
-Launcher = Literal["serial", "processes", "ray"]  # what started the process that ran a pilot
-LAUNCHERS: tuple[Launcher, ...] = ("serial", "processes", "ray")
+LauncherName = Literal["serial", "processes", "ray"]  # what started the process that ran a pilot
+LAUNCHERS: tuple[LauncherName, ...] = ("serial", "processes", "ray")
 DEFAULT_SET = "default"  # the run set of a pilot run without `--set`
 RERUNS = "reruns"  # the run set of `benchkit rerun`, unless told another
 MOST_USD = 1_000_000.0  # a pilot's cost past a million dollars is a tool's bug, not a cost
@@ -177,7 +177,7 @@ class Run:
     resolved: bool | None = None  # the bench's must_pass and keep_passing passed, no regression
     sandbox: str | None = None  # bwrap or none; None when not run here
     warnings: tuple[str, ...] = ()
-    launcher: Launcher | None = None  # None when not run here
+    launcher: LauncherName | None = None  # None when not run here
     bench_digest: str | None = None  # of the bench file, as the pilot ran it
     arm_digest: str | None = None  # of the arm file or patch, with its vars; None: built in
 
