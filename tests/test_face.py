@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 import benchkit
 from benchkit import errors
-from benchkit.cli import _Benchkit
+from benchkit.cli.options import Benchkit
 from tests.conftest import ROOT, TinyRepo
 from tests.test_house import modules
 
@@ -181,7 +181,7 @@ def test_a_users_mistake_is_one_line_and_exit_2(
 
 
 def test_an_internal_error_keeps_its_traceback() -> None:
-    @click.group(cls=_Benchkit)
+    @click.group(cls=Benchkit)
     def group() -> None:
         pass
 

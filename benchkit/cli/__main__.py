@@ -1,0 +1,5 @@
+"""`python -m benchkit.cli`: the same as the `benchkit` command."""
+
+from benchkit.cli import main
+
+main()
