@@ -37,7 +37,7 @@ _LAZY: dict[str, str] = {
     "Run": "benchkit.records",
     "ab": "benchkit.change.ab",
     "benches": "benchkit.bench.find",
-    "compact": "benchkit.store.compaction",
+    "compact": "benchkit.store.store",
     "compare": "benchkit.analysis.compare",
     "evidence": "benchkit.analysis.evidence",
     "experiment": "benchkit.bench.experiment_file",
@@ -73,9 +73,9 @@ if _typing.TYPE_CHECKING:
     from benchkit.run.launch import pilot, rerun
     from benchkit.run.recovery import recover
     from benchkit.run.validate import validate
-    from benchkit.store.compaction import compact
     from benchkit.store.imports import import_runs
     from benchkit.store.query import runs, scan, table
+    from benchkit.store.store import compact
 
 
 if not _typing.TYPE_CHECKING:  # to a type checker, the names are the imports above

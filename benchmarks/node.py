@@ -29,6 +29,7 @@ def main() -> None:
         from benchkit.run.launch import pilot_specs  # the cache chosen first
         from benchkit.run.pilot import execute_plan
         from benchkit.run.plan import plan
+        from benchkit.store.store import Store
 
         store = Path(scratch) / "store"
         specs = pilot_specs("demo-node", ["noop"], trials=args.pilots)
@@ -36,7 +37,7 @@ def main() -> None:
         first = 0.0
         later: list[float] = []
         for n, p in enumerate(plan(specs, sandbox=args.sandbox), start=1):
-            run = execute_plan(p, store)
+            run = execute_plan(p, Store(store))
             env = run.phases["environment"]
             reused = "bound read-only" if p.sandbox == "bwrap" else "copied (hard links)"
             what = "npm ci from the registry" if n == 1 else f"node_modules {reused}"

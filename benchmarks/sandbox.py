@@ -20,6 +20,7 @@ from pathlib import Path
 from benchkit.run.launch import pilot_specs
 from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import plan
+from benchkit.store.store import Store
 from benchkit.workspace.sandbox import bwrap_problem
 
 MODES = ("none", "bwrap")
@@ -39,13 +40,13 @@ def main() -> None:
         store = Path(scratch) / "store"
         specs = pilot_specs("demo", arms, trials=args.trials)
         plans = {mode: plan(specs, sandbox=mode) for mode in MODES}
-        execute_plan(plans["none"][0], store)  # builds the environment and the baseline
+        execute_plan(plans["none"][0], Store(store))  # builds the environment and the baseline
         seen: dict[str, dict[str, list[float]]] = {
             m: {"arm": [], "verify": [], "wall": []} for m in MODES
         }
         for n in range(len(specs)):
             for mode in MODES:
-                run = execute_plan(plans[mode][n], store)
+                run = execute_plan(plans[mode][n], Store(store))
                 assert run.sandbox == mode and run.status == "ok", run.failure_detail
                 seen[mode]["arm"].append(run.phases["execute"])
                 seen[mode]["verify"].append(run.phases.get("verify", 0.0))

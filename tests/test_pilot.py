@@ -18,6 +18,7 @@ from benchkit.records import PilotSpec
 from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import plan
 from benchkit.store.heartbeat import read_beats
+from benchkit.store.store import Store
 from benchkit.workspace.cache import TRASH, cache_dir, discard, trash_emptied
 from benchkit.workspace.git import (
     add_worktree,
@@ -117,7 +118,7 @@ def test_the_diff_holds_commits_staged_unstaged_and_untracked(
 ) -> None:
     [p] = plan([PilotSpec(bench=str(tiny.bench_dir), arm="noop")])
     p = replace(p, arm=Busy())
-    run = execute_plan(p, tmp_path)
+    run = execute_plan(p, Store(tmp_path))
     patch = Path(run.artifacts, "agent.patch").read_text()
     for text in ("+VERSION = 2", "+STAGED = 1", "+UNSTAGED = 2", "+UNTRACKED = 3"):
         assert text in patch
@@ -250,7 +251,7 @@ def test_a_pilot_stopped_half_way_is_still_recorded(
     [p] = plan([PilotSpec(bench=str(tiny.bench_dir), arm="noop")])
     p = replace(p, arm=Raising(error))
     with pytest.raises(type(error)):
-        execute_plan(p, tmp_path)
+        execute_plan(p, Store(tmp_path))
     row = benchkit.runs(tmp_path).row(0, named=True)
     assert (row["status"], row["failure_kind"]) == (status, kind)
     assert row["sites_covered"] == 1  # the partial edit was scored ...
@@ -268,7 +269,7 @@ def test_compare_counts_neither_a_stopped_run_nor_an_unjudged_one_as_the_arms(
     _one(tiny, "human", tmp_path)
     [p] = plan([PilotSpec(bench=str(tiny.bench_dir), arm="human", trial=2)])
     with pytest.raises(KeyboardInterrupt):
-        execute_plan(replace(p, arm=Raising(KeyboardInterrupt())), tmp_path)
+        execute_plan(replace(p, arm=Raising(KeyboardInterrupt())), Store(tmp_path))
     linted = _one(tiny, "noop", tmp_path, checks=["lint"])
     assert linted.status == "ok" and linted.gate is None  # finished; its tests never ran
     runs = benchkit.runs(tmp_path)

@@ -31,6 +31,7 @@ from benchkit.store.imports import import_runs
 from benchkit.store.parquet import RowError, write_run, write_table
 from benchkit.store.rows import PHASES, check_rows, run_row
 from benchkit.store.schema import TABLES, check_columns, table_schema
+from benchkit.store.store import Store
 
 CASE = CaseResult(
     file="tests/test_a.py", name="test_x", outcome="failed", duration_s=0.1, message="boom"
@@ -173,7 +174,7 @@ def test_one_row_of_every_table_through_the_builders(tmp_path: Path) -> None:
     write_run(tmp_path, run)
     passed = CaseResult(file="t.py", name="t", outcome="passed", duration_s=0.1, message=None)
     write_ab(
-        tmp_path,
+        Store(tmp_path),
         AbResult(
             ab_id="ab1",
             command=("pytest",),
@@ -185,7 +186,7 @@ def test_one_row_of_every_table_through_the_builders(tmp_path: Path) -> None:
         ),
     )
     write_probe(
-        tmp_path,
+        Store(tmp_path),
         ProbeResult(
             probe_id="p1",
             base_sha="1" * 40,
@@ -236,7 +237,7 @@ def test_an_imported_row_and_a_baseline_hold_every_column(tmp_path: Path) -> Non
     )
     assert (row["typecheck_status"], row["typecheck_count"]) == (None, 3)  # a count alone kept
     save(
-        tmp_path,
+        Store(tmp_path),
         Baseline(
             key="k",
             checks=(CHECK,),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import fcntl
 import os
 import re
 import shutil
@@ -24,9 +23,8 @@ import pytest
 
 import benchkit
 from benchkit.errors import StoreWarning
+from benchkit.store.compaction import AUTO_COMPACT
 from benchkit.store.parquet import (
-    COMPACT_LOCK,
-    MERGE_PAST,
     SCAN_AT_ONCE,
     read_table,
     update_run,
@@ -204,14 +202,17 @@ def test_compaction_keeps_every_row_and_reads_once(tiny: TinyRepo, tmp_path: Pat
     assert not leftover.exists()
 
 
-def test_a_read_of_many_loose_runs_merges_the_finished_ones(tiny: TinyRepo, tmp_path: Path) -> None:
-    """Past MERGE_PAST finished runs' own files, a read writes their rows as one part
-    and removes the files: the same rows read, fast, later. Never while a compaction
-    holds the lock; a running run stays loose; `benchkit compact` doubles nothing."""
+def test_a_read_of_many_loose_runs_writes_nothing_and_a_compaction_merges_them(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """Past AUTO_COMPACT finished runs' own files, a read reads them and writes
+    nothing, even with no compaction under way; `benchkit compact` merges the finished
+    ones into one part (a running run stays loose), the same rows read after, and a
+    second compaction doubles nothing."""
     benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tmp_path)
     [path] = (tmp_path / "runs").glob("*.parquet")
     row = pq.read_table(path)
-    ids = [f"20260101T0000{n:02d}-{n:08x}" for n in range(MERGE_PAST + 6)]
+    ids = [f"20260101T0000{n:02d}-{n:08x}" for n in range(AUTO_COMPACT + 6)]
     for n, run_id in enumerate(ids):
         copy = row.set_column(row.schema.get_field_index("run_id"), "run_id", pa.array([run_id]))
         if n == 0:
@@ -219,17 +220,17 @@ def test_a_read_of_many_loose_runs_merges_the_finished_ones(tiny: TinyRepo, tmp_
                 copy.schema.get_field_index("status"), "status", pa.array(["running"])
             )
         pq.write_table(copy, tmp_path / "runs" / f"{run_id}.parquet")
-    before = read_table(tmp_path, "runs", merge=False).sort("run_id")
-    assert before.height == MERGE_PAST + 7
-    with open(tmp_path / COMPACT_LOCK, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # a compaction under way: the read only reads
-        assert benchkit.runs(tmp_path).sort("run_id").equals(before)
-        assert not list((tmp_path / "runs").glob("part-*"))
+    before = read_table(tmp_path, "runs").sort("run_id")
+    assert before.height == AUTO_COMPACT + 7
+    listed = sorted(os.listdir(tmp_path / "runs"))
     assert benchkit.runs(tmp_path).sort("run_id").equals(before)
+    assert benchkit.scan(store=tmp_path).collect().sort("run_id").equals(before)
+    assert sorted(os.listdir(tmp_path / "runs")) == listed  # a read wrote nothing
+    checks = benchkit.table("checks", tmp_path)
+    benchkit.compact(tmp_path)
     loose = sorted(f.stem for f in (tmp_path / "runs").glob("*.parquet"))
     assert loose[0] == ids[0] and loose[1].startswith("part-") and len(loose) == 2
     assert benchkit.runs(tmp_path).sort("run_id").equals(before)  # from the part
-    checks = benchkit.table("checks", tmp_path)
     benchkit.compact(tmp_path)
     assert benchkit.runs(tmp_path).sort("run_id").equals(before)  # nothing twice
     assert benchkit.table("checks", tmp_path).equals(checks)
@@ -253,21 +254,21 @@ def test_a_lazy_scan_of_many_loose_files_reads_them_at_once_and_skips_a_bad_one(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
     """Past SCAN_AT_ONCE runs' own files, `bk.scan` reads them in one scan, not footer
-    by footer: the same rows as a read, the runs merged as a read merges them, a
-    corrupt file still skipped with a warning naming it, the filters still applied."""
+    by footer: the same rows as a read, nothing written, a corrupt file still skipped
+    with a warning naming it, the filters still applied."""
     benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tmp_path)
     ids = [f"20260101T0000{n:02d}-{n:08x}" for n in range(SCAN_AT_ONCE + 6)]
     for table in ("runs", "checks"):
         _copies(tmp_path, table, ids)
-    runs = read_table(tmp_path, "runs", merge=False).sort("run_id")
+    runs = read_table(tmp_path, "runs").sort("run_id")
     order = ["run_id", "phase", "check"]
     checks = read_table(tmp_path, "checks").sort(order)
     assert runs.height == SCAN_AT_ONCE + 7 and checks.height > runs.height
 
     scanned = benchkit.scan(store=tmp_path).collect().sort("run_id")
     assert scanned.equals(runs)
-    [part] = (tmp_path / "runs").glob("*.parquet")  # merged: one part, as a read leaves it
-    assert part.name.startswith("part-")
+    assert not list((tmp_path / "runs").glob("part-*"))  # a scan merges nothing
+    benchkit.compact(tmp_path)
     assert benchkit.scan(store=tmp_path).collect().sort("run_id").equals(runs)  # the part
     assert benchkit.scan("checks", tmp_path).collect().sort(order).equals(checks)
 
@@ -287,25 +288,27 @@ def test_a_file_a_part_holds_is_read_once_when_parts_have_other_columns(
     benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tmp_path)
     [path] = (tmp_path / "runs").glob("*.parquet")
     row = pq.read_table(path)
-    first = [f"20260101T0000{n:02d}-{n:08x}" for n in range(MERGE_PAST + 1)]
+    first = [f"20260101T0000{n:02d}-{n:08x}" for n in range(AUTO_COMPACT + 1)]
     _copies(tmp_path, "runs", first)
-    assert benchkit.runs(tmp_path).height == MERGE_PAST + 2  # merged: the first part
+    benchkit.compact(tmp_path)  # the first part
+    assert benchkit.runs(tmp_path).height == AUTO_COMPACT + 2
     more = row.append_column("mypy_status", pa.array(["ok"])).append_column(
         "mypy_count", pa.array([0], pa.int64())
     )
-    for n in range(MERGE_PAST + 1):
+    for n in range(AUTO_COMPACT + 1):
         run_id = f"20260102T0000{n:02d}-{n:08x}"
         copy = more.set_column(more.schema.get_field_index("run_id"), "run_id", pa.array([run_id]))
         write_arrow(tmp_path, "runs", run_id, copy)
-    assert benchkit.runs(tmp_path).height == 2 * MERGE_PAST + 3  # the second part
+    benchkit.compact(tmp_path)  # the second part
+    assert benchkit.runs(tmp_path).height == 2 * AUTO_COMPACT + 3
     parts = sorted((tmp_path / "runs").glob("part-*.parquet"))
     assert sorted("mypy_status" in pq.read_schema(part).names for part in parts) == [False, True]
     pq.write_table(row, path)  # left by a merge that stopped before removing it
     runs = benchkit.runs(tmp_path)
-    assert runs.height == runs["run_id"].n_unique() == 2 * MERGE_PAST + 3
-    assert benchkit.scan(store=tmp_path).collect().height == 2 * MERGE_PAST + 3
+    assert runs.height == runs["run_id"].n_unique() == 2 * AUTO_COMPACT + 3
+    assert benchkit.scan(store=tmp_path).collect().height == 2 * AUTO_COMPACT + 3
     benchkit.compact(tmp_path)
-    assert benchkit.runs(tmp_path).height == 2 * MERGE_PAST + 3
+    assert benchkit.runs(tmp_path).height == 2 * AUTO_COMPACT + 3
 
 
 def _without_root_reads() -> None:
@@ -347,11 +350,11 @@ def test_a_file_this_user_cannot_read_is_skipped_by_a_scan_and_a_read(
 
 
 def test_a_read_survives_a_merge_under_it(tiny: TinyRepo, tmp_path: Path) -> None:
-    """Another command's read merges the files this read listed: it lists them again."""
+    """A compaction merges the files a read listed: the read lists them again."""
     benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tmp_path)
     [path] = (tmp_path / "runs").glob("*.parquet")
     row = pq.read_table(path)
-    for n in range(MERGE_PAST + 6):
+    for n in range(AUTO_COMPACT + 6):
         run_id = f"20260101T0000{n:02d}-{n:08x}"
         copy = row.set_column(row.schema.get_field_index("run_id"), "run_id", pa.array([run_id]))
         pq.write_table(copy, tmp_path / "runs" / f"{run_id}.parquet")
@@ -361,16 +364,16 @@ def test_a_read_survives_a_merge_under_it(tiny: TinyRepo, tmp_path: Path) -> Non
     def read_on() -> None:
         try:
             for _ in range(40):
-                heights.append(read_table(tmp_path, "runs", merge=False).height)
+                heights.append(read_table(tmp_path, "runs").height)
         except BaseException as exc:
             faults.append(exc)
 
     reader = threading.Thread(target=read_on)
     reader.start()
     time.sleep(0.05)
-    assert benchkit.runs(tmp_path).height == MERGE_PAST + 7  # merges as it reads
+    benchkit.compact(tmp_path)
     reader.join()
-    assert faults == [] and set(heights) == {MERGE_PAST + 7}
+    assert faults == [] and set(heights) == {AUTO_COMPACT + 7}
     assert len(list((tmp_path / "runs").glob("*.parquet"))) == 1
 
 
@@ -465,22 +468,21 @@ def test_a_file_of_another_table_or_of_no_table_is_no_run(
 def test_a_newer_benchkits_file_among_many_is_neither_read_nor_merged(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
-    """Read in one scan and merged, the runs' own files leave out a newer schema's
+    """Read in one scan and compacted, the runs' own files leave out a newer schema's
     file: named in a warning, not in the part, and still where it was."""
     benchkit.pilot(str(tiny.bench_dir), arm="noop", store=tmp_path)
-    _copies(tmp_path, "runs", [f"20260101T0000{n:02d}-{n:08x}" for n in range(MERGE_PAST + 1)])
+    _copies(tmp_path, "runs", [f"20260101T0000{n:02d}-{n:08x}" for n in range(AUTO_COMPACT + 1)])
     runs = tmp_path / "runs"
     _newer_file(runs)
     with pytest.warns(StoreWarning, match=r"newer990\.parquet: 1 row of schema version 99, newer"):
         frame = benchkit.runs(tmp_path)
-    assert frame.height == MERGE_PAST + 2
+    assert frame.height == AUTO_COMPACT + 2
     assert "20990101T000002-newer990" not in frame["run_id"].to_list()
-    [part] = runs.glob("part-*.parquet")
-    assert (runs / "20990101T000002-newer990.parquet").exists()
-    assert pq.read_table(part).num_rows == MERGE_PAST + 2
     benchkit.compact(tmp_path)  # nor merged, nor lost, by a compaction
+    [part] = runs.glob("part-*.parquet")
+    assert pq.read_table(part).num_rows == AUTO_COMPACT + 2
     assert (runs / "20990101T000002-newer990.parquet").exists()
-    assert benchkit.runs(tmp_path).height == MERGE_PAST + 2
+    assert benchkit.runs(tmp_path).height == AUTO_COMPACT + 2
 
 
 @pytest.mark.parametrize("loose", [1, SCAN_AT_ONCE + 2])
@@ -502,7 +504,7 @@ def test_a_part_of_a_newer_benchkit_gives_its_current_rows_to_every_read(
     assert scanned.equals(read)
     (tmp_path / "runs" / "20990101T000000-corrupt0.parquet").write_bytes(b"PAR1 nope")
     with pytest.warns(StoreWarning, match="corrupt0"):
-        slow = read_table(tmp_path, "runs", merge=False).sort("run_id")
+        slow = read_table(tmp_path, "runs").sort("run_id")
     assert slow.select(read.columns).equals(read)
 
 
@@ -597,7 +599,10 @@ def test_a_store_reads_in_one_scan_and_a_check_never_noted_still_reads(
     note.unlink()  # as a store written before the note was
     slow = benchkit.runs(tmp_path)
     assert slow.equals(fast) and {"lint_status", "test_count"} <= set(slow.columns)
-    assert note.read_text().split() == ["lint", "test"]  # noted again for the next read
+    assert not note.exists()  # a read writes nothing
+    benchkit.compact(tmp_path)  # a write notes the checks of what it writes
+    assert note.read_text().split() == ["lint", "test"]
+    assert benchkit.runs(tmp_path).equals(fast)
 
 
 def test_wall_time_is_the_whole_pilot_and_its_phases_sum_to_it(

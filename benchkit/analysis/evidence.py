@@ -13,13 +13,14 @@ from benchkit.errors import UsageError
 from benchkit.records import Run
 from benchkit.store.query import pick_runs, runs_frame
 from benchkit.store.query import runs as stored_runs
+from benchkit.store.store import Store
 
 
 def evidence(
     runs: Sequence[str] | Sequence[Run] | pl.DataFrame,
     *,
     labels: Sequence[str] | Mapping[str, str] | None = None,
-    store: Path | str | None = None,
+    store: Store | Path | str | None = None,
 ) -> Markdown:
     """The pilot table for a PR body: one row per run (run ids or their unique
     prefixes, read from the store; or the runs as `bk.pilot` or `bk.runs` gave them),

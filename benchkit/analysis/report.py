@@ -28,9 +28,9 @@ from benchkit.analysis.pilot_table import arm_cell, check_cell, cost_cell, gate_
 from benchkit.analysis.plots import PLOTS, default_by, plot
 from benchkit.analysis.text import cells, columns
 from benchkit.errors import UsageError
-from benchkit.store.parquet import store_path
 from benchkit.store.query import runs as stored_runs
 from benchkit.store.query import table
+from benchkit.store.store import Store
 
 SPEC_FIELDS = (
     "bench", "base_sha", "human_sha", "arm", "arm_vars", "executor", "model", "max_cost",
@@ -133,7 +133,7 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _rows_of(name: str, store: Path, run_ids: Sequence[str]) -> pl.DataFrame:
+def _rows_of(name: str, store: Store, run_ids: Sequence[str]) -> pl.DataFrame:
     try:
         frame = table(name, store)
     except UsageError:
@@ -144,11 +144,14 @@ def _rows_of(name: str, store: Path, run_ids: Sequence[str]) -> pl.DataFrame:
 
 
 def report(
-    store: Path | str | None = None, out: Path | str = "report", *, run_set: str | None = None
+    store: Store | Path | str | None = None,
+    out: Path | str = "report",
+    *,
+    run_set: str | None = None,
 ) -> Path:
     """Write the report of the store's runs (of one run set with `run_set`) to the
     folder `out`; its index page."""
-    folder, out = store_path(store), Path(out)
+    folder, out = Store.at(store).checked(), Path(out)
     runs = stored_runs(folder, run_set=run_set)
     if runs.is_empty():
         raise UsageError(
@@ -162,7 +165,7 @@ def report(
         raise UsageError(out, "--out", exc.strerror or str(exc)) from None
     env = _environment()
     written = f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
-    common = {"store": str(folder), "written": written}
+    common = {"store": str(folder.path), "written": written}
     rows = runs.to_dicts()
     ids = [str(r["run_id"]) for r in rows]
     checks = _rows_of("checks", folder, ids)
@@ -241,9 +244,9 @@ def _index(runs: pl.DataFrame, out: Path, run_set: str | None) -> dict[str, Any]
     }
 
 
-def _copies(row: Mapping[str, Any], folder: Path, out: Path) -> dict[str, str]:
+def _copies(row: Mapping[str, Any], folder: Store, out: Path) -> dict[str, str]:
     """The run's logs and patches, copied beside its page; name to link."""
-    artifacts = folder / "artifacts" / str(row["run_id"])
+    artifacts = folder.artifacts(str(row["run_id"]))
     kept = out / "runs" / str(row["run_id"])
     links = {}
     found = [*artifacts.glob("logs/*.log"), *artifacts.glob("*.patch")]
@@ -259,7 +262,7 @@ def _copies(row: Mapping[str, Any], folder: Path, out: Path) -> dict[str, str]:
 
 def _run_page(
     row: Mapping[str, Any],
-    folder: Path,
+    folder: Store,
     out: Path,
     checks: pl.DataFrame,
     tests: pl.DataFrame,
@@ -292,7 +295,7 @@ def _run_page(
     )
     own_sessions = sessions.filter(pl.col("run_id") == run_id).to_dicts() if sessions.height else []
     own_sites = sites.filter(pl.col("run_id") == run_id).to_dicts() if sites.height else []
-    artifacts = folder / "artifacts" / run_id
+    artifacts = folder.artifacts(run_id)
     marker = f" ({row['origin']})" if row.get("origin") in ("simulated", "imported") else ""
     return {
         "title": run_id,

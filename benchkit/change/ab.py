@@ -25,8 +25,8 @@ from typing import Any
 from benchkit.analysis.markdown import markdown_table
 from benchkit.change.testrun import CommandRun, bench_environment, run_at
 from benchkit.errors import UsageError
-from benchkit.store.parquet import made_store, store_path, write_table
-from benchkit.store.schema import SCHEMA_VERSION, table_schema
+from benchkit.store.schema import SCHEMA_VERSION
+from benchkit.store.store import Store
 from benchkit.workspace.git import mirror_repository, resolve_ref
 
 SIDES = ("base", "head")
@@ -196,7 +196,7 @@ def ab(
     *,
     repeat: int = 1,
     repo: Path | str = ".",
-    store: Path | str | None = None,
+    store: Store | Path | str | None = None,
     bench: str | Path | None = None,
     env: Mapping[str, str] | None = None,
     factor: float = FACTOR,
@@ -209,7 +209,7 @@ def ab(
         raise UsageError("factor", "", f"is a finite number of at least 1, not {factor}")
     if repeat < 1:
         raise UsageError("repeat", "", f"must be at least 1, not {repeat}")
-    repo, store = Path(repo), store_path(store)
+    repo, store = Path(repo), Store.at(store).checked()
     mirror = mirror_repository(repo)
     shas = {
         "base": resolve_ref(mirror, repo, base, "--base"),
@@ -218,7 +218,7 @@ def ab(
     environment, bench_env = bench_environment(bench, mirror, shas["base"], shas["head"])
     env = {**bench_env, **(env or {})}  # the bench's [env], then the caller's
     ab_id = f"ab-{datetime.now(UTC):%Y%m%dT%H%M%S}-{shas['head'][:8]}"
-    logs = made_store(store) / "artifacts" / ab_id  # the inputs all checked first
+    logs = store.make().artifacts(ab_id)  # the inputs all checked first
     runs = {
         side: tuple(
             run_at(
@@ -245,6 +245,6 @@ def ab(
     return result
 
 
-def write_ab(store: Path, result: AbResult) -> None:
+def write_ab(store: Store, result: AbResult) -> None:
     """The comparison's rows in the store's `ab` table."""
-    write_table(store, "ab", result.ab_id, ab_rows(result), table_schema("ab"))
+    store.write_rows("ab", result.ab_id, ab_rows(result))

@@ -22,8 +22,8 @@ from benchkit.analysis.markdown import markdown_table
 from benchkit.change.testrun import CommandRun, bench_environment, report_path, run_at
 from benchkit.errors import UsageError
 from benchkit.gate.junit import CaseResult
-from benchkit.store.parquet import made_store, store_path, write_table
-from benchkit.store.schema import SCHEMA_VERSION, table_schema
+from benchkit.store.schema import SCHEMA_VERSION
+from benchkit.store.store import Store
 from benchkit.workspace.git import git, mirror_repository, resolve_ref
 
 TEST_GLOBS = ("tests/*", "test/*", "*/tests/*", "test_*.py", "*_test.py", "*.test.*", "*.spec.*")
@@ -132,13 +132,13 @@ def probe(
     each: bool = False,
     test_globs: Sequence[str] = TEST_GLOBS,
     repo: Path | str = ".",
-    store: Path | str | None = None,
+    store: Store | Path | str | None = None,
     bench: str | Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> ProbeResult:
     """In a worktree at head, restore source files (default: every changed non-test
     file) to base, keep the tests, and judge them; recorded in the `probes` table."""
-    repo, store = Path(repo), store_path(store)
+    repo, store = Path(repo), Store.at(store).checked()
     mirror = mirror_repository(repo)
     base_sha = resolve_ref(mirror, repo, base, "--base")
     head_sha = resolve_ref(mirror, repo, head, "--head")
@@ -165,7 +165,7 @@ def probe(
         raise UsageError(repo, "command", "the probe needs a JUnit report: put {report} in it")
     at_base = set(git("ls-tree", "-r", "--name-only", base_sha, cwd=mirror).split())
     probe_id = f"probe-{datetime.now(UTC):%Y%m%dT%H%M%S}-{head_sha[:8]}"
-    logs = made_store(store) / "artifacts" / probe_id  # the inputs all checked first
+    logs = store.make().artifacts(probe_id)  # the inputs all checked first
     environment, bench_env = bench_environment(bench, mirror, head_sha, head_sha)  # at head
     env = {**bench_env, **(env or {})}  # the bench's [env], then the caller's
     at_head = run_at(
@@ -208,9 +208,9 @@ def probe(
     return result
 
 
-def write_probe(store: Path, result: ProbeResult) -> None:
+def write_probe(store: Store, result: ProbeResult) -> None:
     """The probe's rows in the store's `probes` table."""
-    write_table(store, "probes", result.probe_id, probe_rows(result), table_schema("probes"))
+    store.write_rows("probes", result.probe_id, probe_rows(result))
 
 
 def probe_rows(result: ProbeResult) -> list[dict[str, Any]]:

@@ -201,7 +201,7 @@ def rerun(run_id: str, run_set: str, store: Path | None, sandbox: str, keep: boo
     from benchkit.run.events import Event, Recorded
     from benchkit.run.progress import Terminal
 
-    store = read_store(store)
+    folder = read_store(store)
 
     def printer(event: Event) -> None:
         if isinstance(event, Recorded):
@@ -211,14 +211,14 @@ def rerun(run_id: str, run_set: str, store: Path | None, sandbox: str, keep: boo
     try:
         with stopped_by_interrupts("interrupted; the run in progress was recorded"):
             run = benchkit.rerun(
-                run_id, store=store, run_set=run_set, sandbox=sandbox, keep=keep, events=terminal
+                run_id, store=folder, run_set=run_set, sandbox=sandbox, keep=keep, events=terminal
             )
     finally:
         terminal.close()
     from benchkit.store.query import pick_runs
 
     click.echo("")
-    print_runs(pick_runs(benchkit.runs(store), [run_id, run.run_id]).to_dicts())
+    print_runs(pick_runs(benchkit.runs(folder), [run_id, run.run_id]).to_dicts())
     if run.status != "ok":
         sys.exit(1)
 

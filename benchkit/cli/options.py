@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from benchkit.store.query import RunFilter
+    from benchkit.store.store import Store
 
 BAD_INPUT = 2
 INTERRUPTED = 130
@@ -33,11 +34,11 @@ store_option = click.option(
 )
 
 
-def read_store(store: Path | None) -> Path:
-    """The store a reading command reads: it must be there (see `existing_store`)."""
-    from benchkit.store.parquet import existing_store
+def read_store(store: Path | None) -> Store:
+    """The store a reading command reads: it must be there (see `Store.existing`)."""
+    from benchkit.store.store import Store
 
-    return existing_store(store)
+    return Store.at(store).existing()
 
 
 def none_kept(runs: pl.DataFrame, chosen: RunFilter) -> str:

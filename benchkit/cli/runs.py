@@ -29,13 +29,13 @@ def runs(
     run_set: str | None,
 ) -> None:
     """List the runs in the store (marking those a killed benchkit left as crashed)."""
-    from benchkit.run.recovery import recovered
+    from benchkit.run.recovery import recover_then_read
     from benchkit.store.query import RunFilter, narrowed
 
     chosen = RunFilter(
         bench=bench, arm=arm, executor=executor, model=model, origin=origin, run_set=run_set
     )
-    every = recovered(read_store(store))  # the runs table read once
+    every = recover_then_read(read_store(store))  # the runs table read once
     frame = narrowed(every, chosen)
     if frame.is_empty():
         click.echo(none_kept(every, chosen), err=True)
@@ -53,14 +53,13 @@ def status(store: Path | None, run_set: str | None) -> None:
     from datetime import UTC, datetime
 
     from benchkit.run.progress import read_matrices
-    from benchkit.run.recovery import recovered
-    from benchkit.store.heartbeat import read_beats
+    from benchkit.run.recovery import recover_then_read
     from benchkit.store.query import RunFilter, narrowed
 
     folder = read_store(store)
-    every, chosen = recovered(folder), RunFilter(run_set=run_set)
+    every, chosen = recover_then_read(folder), RunFilter(run_set=run_set)
     rows = narrowed(every, chosen).to_dicts()
-    beats = {k: asdict(b) for k, b in read_beats(folder).items()}
+    beats = {k: asdict(b) for k, b in folder.beats().items()}
     matrices = [m for m in read_matrices(folder) if run_set in (None, m["run_set"])]
     if not rows and not matrices:
         click.echo(none_kept(every, chosen))
@@ -78,9 +77,9 @@ def status(store: Path | None, run_set: str | None) -> None:
 def import_(file: Path, maps: tuple[str, ...], ignore: tuple[str, ...], store: Path | None) -> None:
     """Add runs recorded elsewhere (a CSV file) to the store, marked imported."""
     from benchkit.store.imports import earlier_imports
-    from benchkit.store.parquet import store_path
+    from benchkit.store.store import Store
 
-    again = file.is_file() and bool(earlier_imports(file, store_path(store)))  # replaced
+    again = file.is_file() and bool(earlier_imports(file, Store.at(store).checked().path))
     ids = benchkit.import_runs(file, store, mapping=dict(pairs("--map", maps)), ignore=ignore)
     said = f"imported {len(ids)} run{'' if len(ids) == 1 else 's'} from {file}"
     click.echo(f"{said}{'; they replace those of its earlier import' if again else ''}")

@@ -16,9 +16,9 @@ from pathlib import Path
 from benchkit.bench.bench_file import Bench
 from benchkit.gate.verdict import TestRun
 from benchkit.records import CheckResult, TestRecord
-from benchkit.store.parquet import read_file, write_table
 from benchkit.store.rows import check_from_row, check_rows, test_from_row, test_rows
 from benchkit.store.schema import table_schema
+from benchkit.store.store import Store
 from benchkit.workspace.cache import locked
 from benchkit.workspace.checks import Confinement, run_checks
 from benchkit.workspace.environment import env_copy_of, instantiate, programs, remove
@@ -67,14 +67,10 @@ def baseline_key(bench: Bench, base_sha: str, environment: Environment) -> str:
     return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:20]
 
 
-def _folder(store: Path) -> Path:
-    return store / "baselines"
-
-
-def load(store: Path, key: str, test_check: str | None) -> Baseline | None:
+def load(store: Store, key: str, test_check: str | None) -> Baseline | None:
     """A cached baseline, or None when there is none (or it cannot be read)."""
-    checks = read_file(_folder(store) / "checks" / f"{key}.parquet")
-    tests = read_file(_folder(store) / "tests" / f"{key}.parquet")
+    checks = store.baseline_rows("checks", key)
+    tests = store.baseline_rows("tests", key)
     if checks is None or tests is None:
         return None
     records = tuple(test_from_row(r) for r in tests)
@@ -89,22 +85,12 @@ def load(store: Path, key: str, test_check: str | None) -> Baseline | None:
     )
 
 
-def save(store: Path, baseline: Baseline) -> None:
+def save(store: Store, baseline: Baseline) -> None:
     # tests first: the checks file is what makes a baseline visible
-    write_table(
-        _folder(store),
-        "tests",
-        baseline.key,
-        test_rows(baseline.key, baseline.tests),
-        table_schema("tests"),
-    )
-    write_table(
-        _folder(store),
-        "checks",
-        baseline.key,
-        check_rows(baseline.key, baseline.checks),
-        table_schema("checks"),
-    )
+    tests = test_rows(baseline.key, baseline.tests)
+    store.write_baseline("tests", baseline.key, tests, table_schema("tests"))
+    checks = check_rows(baseline.key, baseline.checks)
+    store.write_baseline("checks", baseline.key, checks, table_schema("checks"))
 
 
 def establish(
@@ -112,7 +98,7 @@ def establish(
     repo: Repository,
     environment: Environment,
     *,
-    store: Path,
+    store: Store,
     worktree: Path,
     refresh: bool = False,
     sandbox: Sandbox | None = None,
@@ -125,7 +111,7 @@ def establish(
     cached = None if refresh else load(store, key, test_check)
     if cached is not None:
         return cached
-    with locked(_folder(store) / key):
+    with locked(store.baselines / key):
         cached = None if refresh else load(store, key, test_check)  # run meanwhile?
         if cached is not None:
             return cached
@@ -136,13 +122,13 @@ def _run_at_base(
     bench: Bench,
     repo: Repository,
     environment: Environment,
-    store: Path,
+    store: Store,
     key: str,
     worktree: Path,
     sandbox: Sandbox | None,
 ) -> Baseline:
     test_check = bench.file.tests.check if bench.file.tests else None
-    logs = store / "artifacts" / "baselines" / key
+    logs = store.baseline_artifacts(key)
     logs.mkdir(parents=True, exist_ok=True)
     add_worktree(repo.mirror, repo.base_sha, worktree)
     instance = None

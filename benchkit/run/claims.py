@@ -21,12 +21,13 @@ from pathlib import Path
 
 from benchkit.run.plan import Plan
 from benchkit.store.atomic import temporary_file
+from benchkit.store.store import Store
 from benchkit.workspace.proc import alive, process_start
 
 
-def _path(store: Path, p: Plan) -> Path:
+def _path(store: Store, p: Plan) -> Path:
     key = hashlib.sha256(repr(p.unit).encode()).hexdigest()[:24]
-    return store / "claims" / p.spec.run_set / f"{key}.json"
+    return store.claims / p.spec.run_set / f"{key}.json"
 
 
 def _mine() -> dict[str, object]:
@@ -47,7 +48,7 @@ def _held_elsewhere(path: Path) -> bool:
     return alive(int(owner.get("pid") or 0), owner.get("process_start"))
 
 
-def claim(store: Path, plans: list[Plan]) -> tuple[list[Plan], list[Path]]:
+def claim(store: Store, plans: list[Plan]) -> tuple[list[Plan], list[Path]]:
     """The plans whose unit this benchkit now holds, and their claims; the others are
     being run by another benchkit."""
     mine, held = [], []

@@ -14,7 +14,6 @@ import contextlib
 import logging
 import socket
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -24,6 +23,7 @@ from benchkit.run.events import Event, Sink, relayed
 from benchkit.run.launcher import Launched, Launcher
 from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import Plan, plan
+from benchkit.store.store import Store
 
 LOCAL_OBJECT_STORE = 128 * 1024**2  # a local cluster moves specs and runs, nothing big
 
@@ -76,7 +76,7 @@ def start_local(cpus: int) -> None:
 
 def _pilot_task(
     spec: PilotSpec,
-    store: str,
+    store: Store,
     keep: bool,
     refresh_baseline: bool,
     sandbox: str,
@@ -89,7 +89,7 @@ def _pilot_task(
         with contextlib.suppress(Exception):  # a lost event never loses the run
             told.actor.put_nowait.remote(event)  # not waited for: the pilot goes on
 
-    return execute_plan(planned, Path(store), keep=keep, launcher="ray", events=tell)
+    return execute_plan(planned, store, keep=keep, launcher="ray", events=tell)
 
 
 @dataclass(kw_only=True)
@@ -105,7 +105,7 @@ class OnRay(Launcher):
     def check(self) -> None:
         check_address(self.address)
 
-    def launch(self, plans: list[Plan], store: Path, *, keep: bool, events: Sink) -> Launched:
+    def launch(self, plans: list[Plan], store: Store, *, keep: bool, events: Sink) -> Launched:
         return _on_ray(
             plans,
             store,
@@ -120,7 +120,7 @@ class OnRay(Launcher):
 
 def _on_ray(
     plans: list[Plan],
-    store: Path,
+    store: Store,
     *,
     keep: bool,
     jobs: int,
@@ -154,7 +154,7 @@ def _on_ray(
     try:
         with relayed(_Drain(told), events):
             refs = [
-                task.remote(p.spec, str(store), keep, refresh_baseline and n == 0, sandbox, told)
+                task.remote(p.spec, store, keep, refresh_baseline and n == 0, sandbox, told)
                 for n, p in enumerate(plans)
             ]
             order = {ref: n for n, ref in enumerate(refs)}

@@ -28,11 +28,10 @@ from benchkit.run.launchers import make_launcher
 from benchkit.run.pilot import benchkit_version
 from benchkit.run.plan import Plan, plan
 from benchkit.run.progress import Ledger, fan, read_matrices, shown
-from benchkit.run.recovery import recovered
+from benchkit.run.recovery import recover_then_read
 from benchkit.run.sets import Needed, changed, fresh_name, needed
-from benchkit.store.compaction import compact_when_due
-from benchkit.store.parquet import made_store, read_table, writable_store
 from benchkit.store.query import pick_runs
+from benchkit.store.store import Store
 from benchkit.workspace.cache import empty_trash, trash_emptied
 
 
@@ -78,7 +77,7 @@ def pilot_specs(
 def run_pilots(
     specs: list[PilotSpec],
     *,
-    store: Path | str | None = None,
+    store: Store | Path | str | None = None,
     keep: bool = False,
     refresh_baseline: bool = False,
     sandbox: str = "auto",
@@ -98,7 +97,7 @@ def run_pilots(
     for name in {spec.run_set for spec in specs}:
         if not re.fullmatch(NAME, name):
             raise UsageError("run_set", "", f"is letters, digits, '.', '_' and '-', not {name!r}")
-    folder = writable_store(store)
+    folder = Store.at(store).writable()
     chosen = make_launcher(
         launcher, jobs=jobs, address=ray_address, refresh_baseline=refresh_baseline, sandbox=sandbox
     )
@@ -107,8 +106,8 @@ def run_pilots(
     try:
         plans = plan(specs, refresh_baseline=refresh_baseline, sandbox=sandbox)
         chosen.check()
-        made_store(folder)  # every input checked: the store may be made
-        known = recovered(folder)  # the runs table, read once for both
+        folder.make()  # every input checked: the store may be made
+        known = recover_then_read(folder)  # the runs table, read once for both
         empty_trash()  # what a killed benchkit left to remove
         read_matrices(folder, forget=True)  # and its matrix's ledger
         need = _needed(plans, folder, new_set=new_set, retry_failed=retry_failed, runs=known)
@@ -140,7 +139,7 @@ def run_pilots(
         raise
     finally:
         chosen.close()
-    compact_when_due(folder)
+    folder.compact_when_due()
     if launched.faults:
         raise launched.faults[0]
     return launched.runs
@@ -148,7 +147,7 @@ def run_pilots(
 
 def _needed(
     plans: list[Plan],
-    store: Path,
+    store: Store,
     *,
     new_set: bool,
     retry_failed: bool,
@@ -159,7 +158,7 @@ def _needed(
     if not plans:
         return Needed(plans=[], recorded=(), running=0)
     name = plans[0].spec.run_set
-    runs = read_table(store, "runs") if runs is None else runs
+    runs = store.read("runs") if runs is None else runs
     held = runs.filter(pl.col("run_set") == name)
     if new_set and not held.is_empty():
         name = fresh_name(name, set(runs["run_set"].drop_nulls().to_list()))
@@ -185,7 +184,7 @@ def pilot(
     flake_reruns: int = 1,
     arm_vars: Sequence[tuple[str, str]] | Mapping[str, str] = (),
     checks: Sequence[str] = (),
-    store: Path | str | None = None,
+    store: Store | Path | str | None = None,
     run_set: str = DEFAULT_SET,
     new_set: bool = False,
     retry_failed: bool = False,
@@ -274,7 +273,7 @@ def rerun_spec(row: Mapping[str, object], run_set: str) -> PilotSpec:
 def rerun(
     run_id: str,
     *,
-    store: Path | str | None = None,
+    store: Store | Path | str | None = None,
     run_set: str = RERUNS,
     keep: bool = False,
     sandbox: str = "auto",
@@ -288,7 +287,7 @@ def rerun(
     set `run_set` that names the run it reruns (`rerun_of`). Its attempt follows the
     reruns of the same unit already in that set; its digests tell whether the bench or
     the arm changed since."""
-    [row] = pick_runs(read_table(writable_store(store), "runs"), [run_id]).to_dicts()
+    [row] = pick_runs(Store.at(store).writable().read("runs"), [run_id]).to_dicts()
     if row["origin"] != "pilot" or not row["bench_path"]:
         raise UsageError(run_id, "", f"a run of origin {row['origin']} cannot be run again here")
     with shown(progress, events) as sink:

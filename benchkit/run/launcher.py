@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import ClassVar
 
 from benchkit.records import LauncherName, Run
 from benchkit.run.events import Sink
 from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import Plan
+from benchkit.store.store import Store
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,7 +49,7 @@ class Launcher(ABC):
         return None
 
     @abstractmethod
-    def launch(self, plans: list[Plan], store: Path, *, keep: bool, events: Sink) -> Launched:
+    def launch(self, plans: list[Plan], store: Store, *, keep: bool, events: Sink) -> Launched:
         """Each plan run and recorded; an interrupt stops them (each records its run)
         and is raised again."""
 
@@ -68,7 +68,7 @@ class Serial(Launcher):
 
     name: ClassVar[LauncherName] = "serial"
 
-    def launch(self, plans: list[Plan], store: Path, *, keep: bool, events: Sink) -> Launched:
+    def launch(self, plans: list[Plan], store: Store, *, keep: bool, events: Sink) -> Launched:
         done = Launched()
         for p in plans:
             try:

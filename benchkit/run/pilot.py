@@ -43,8 +43,8 @@ from benchkit.records import (
 from benchkit.run.baseline import Baseline, establish
 from benchkit.run.events import Recorded, Sink, StageBegun, ignore
 from benchkit.run.plan import Plan
-from benchkit.store.heartbeat import Beat, Heartbeat
-from benchkit.store.parquet import remove_details, write_details, write_run_row
+from benchkit.store.heartbeat import Beat
+from benchkit.store.store import Store
 from benchkit.workspace.cache import cache_dir, discard
 from benchkit.workspace.checks import Confinement, run_alone, run_checks
 from benchkit.workspace.environment import (
@@ -197,7 +197,7 @@ class _Pilot:
     folder: Path  # everything the pilot makes outside the store; removed at cleanup
     clock: _Clock
     tree: str
-    store: Path
+    store: Store
     owner: Owner
     launcher: LauncherName
     status: RunStatus = "failed"
@@ -432,7 +432,7 @@ def _record(pilot: _Pilot, coverage: Coverage | None, keep: bool) -> Run:
 
 def execute_plan(
     p: Plan,
-    store: Path,
+    store: Store,
     *,
     keep: bool = False,
     launcher: LauncherName = "serial",
@@ -454,7 +454,7 @@ def execute_plan(
         plan=p,
         run_id=run_id,
         started_at=started_at,
-        artifacts=store / "artifacts" / run_id,
+        artifacts=store.artifacts(run_id),
         folder=folder,
         clock=clock,
         tree=p.repository.base_sha,
@@ -471,8 +471,7 @@ def execute_plan(
     early: KeyboardInterrupt | None = None  # an interrupt during the start: recorded below
     try:
         with deferred_interrupts():  # the first beat before the row: never running unbeaten
-            heart = Heartbeat(
-                store,
+            heart = store.heartbeat(
                 Beat(
                     run_id=run_id,
                     stage="start",
@@ -482,7 +481,7 @@ def execute_plan(
                     updated_at=started,
                 ),
             )
-            write_run_row(store, _record(pilot, None, keep))
+            store.record_row(_record(pilot, None, keep))
     except KeyboardInterrupt as exc:
         early = exc
     model = f" {p.spec.model}" if p.spec.model else ""
@@ -555,10 +554,10 @@ def _finish(pilot: _Pilot, keep: bool, stage: Callable[[str], None]) -> Run:
     stage("record")
     pilot.clock.lap("record")
     run = redacted(_record(pilot, coverage, keep), secrets)
-    run = _written(pilot, run, write_details)
+    run = _written(pilot, run, last=False)
     pilot.clock.lap("cleanup")  # the record is complete but for its last row
     run = replace(run, phases={k: v for k, v in pilot.clock.phases.items() if k != "cleanup"})
-    run = _written(pilot, run, write_run_row)
+    run = _written(pilot, run, last=True)
     stage("cleanup")
     remove(pilot.instance, read_only=pilot.sandbox.binds)
     if not keep:
@@ -574,27 +573,30 @@ def _finish(pilot: _Pilot, keep: bool, stage: Callable[[str], None]) -> Run:
     return run
 
 
-def _written(pilot: _Pilot, run: Run, write: Callable[[Path, Run], None]) -> Run:
-    """The run as `write` stored it: on a full store, the record matters more than the
-    logs, which are removed to make room, and the run says so."""
+def _written(pilot: _Pilot, run: Run, *, last: bool) -> Run:
+    """The run as stored: its detail tables, or with `last` its `runs` row. On a full
+    store, the record matters more than the logs, which are removed to make room, and
+    the run says so."""
+    store = pilot.store
+    write = store.record_row if last else store.record_details
     try:
-        write(pilot.store, run)
+        write(run)
     except OSError as exc:
         if exc.errno not in FULL:
-            if write is write_run_row:
-                remove_details(pilot.store, run.run_id)  # all of the record, or none
+            if last:
+                store.forget_details(run.run_id)  # all of the record, or none
             raise
         shutil.rmtree(pilot.artifacts, ignore_errors=True)
-        detail = f"no space left on {pilot.store}; its logs were removed to record the run"
+        detail = f"no space left on {store.path}; its logs were removed to record the run"
         run = replace(run, status="failed", failure_kind="disk", failure_detail=detail)
         try:
-            write(pilot.store, run)
+            write(run)
         except OSError as again:
-            remove_details(pilot.store, run.run_id)  # its `running` row alone stays
+            store.forget_details(run.run_id)  # its `running` row alone stays
             if again.errno not in FULL:
                 raise
             raise StoreError(
-                pilot.store,
+                store.path,
                 "",
                 f"cannot record run {run.run_id}: no space left, even with its logs removed; "
                 "it reads as crashed once there is room",

@@ -19,11 +19,11 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import IO, Any
 
 from benchkit.run.events import Event, Planned, Recorded, Sink, StageBegun
 from benchkit.store.atomic import replace_whole
+from benchkit.store.store import Store
 from benchkit.workspace.proc import alive, process_start
 
 BAR = 24  # characters of the bar
@@ -182,8 +182,8 @@ class Ledger:
     set, pilots, how many are done and since when; removed when it ends. `benchkit
     status` counts the queued pilots and the time left from it."""
 
-    def __init__(self, store: Path) -> None:
-        self._path = store / "matrices" / f"{socket.gethostname()}-{os.getpid()}.json"
+    def __init__(self, store: Store) -> None:
+        self._path = store.matrices / f"{socket.gethostname()}-{os.getpid()}.json"
         self.board = Board()
         self._since = datetime.now(UTC).isoformat()
 
@@ -215,13 +215,13 @@ class Ledger:
         self._path.unlink(missing_ok=True)
 
 
-def read_matrices(store: Path, *, forget: bool = False) -> list[dict[str, Any]]:
+def read_matrices(store: Store, *, forget: bool = False) -> list[dict[str, Any]]:
     """The matrices at work on the store (their ledgers); one of this host whose
     benchkit is gone is not (a SIGKILL leaves its ledger), nor an unreadable one.
     With `forget`, a gone benchkit's ledger is removed (a writer's tidying)."""
     here = socket.gethostname()
     found = []
-    for path in sorted((store / "matrices").glob("*.json")):
+    for path in sorted(store.matrices.glob("*.json")):
         with contextlib.suppress(OSError, ValueError):
             line = json.loads(path.read_text())
             if not _ledger(line):

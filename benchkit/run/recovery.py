@@ -24,8 +24,8 @@ from pathlib import Path
 
 import polars as pl
 
-from benchkit.store.heartbeat import STALE_AFTER_S, read_beats
-from benchkit.store.parquet import read_table, store_path, update_run
+from benchkit.store.heartbeat import STALE_AFTER_S
+from benchkit.store.store import Store
 from benchkit.workspace.cache import discard
 from benchkit.workspace.git import diff, snapshot
 from benchkit.workspace.proc import ProcError, alive, group_members
@@ -36,27 +36,26 @@ class RecoveryWarning(UserWarning):
     """A run a killed benchkit left, now marked crashed."""
 
 
-def recover(store: Path | str | None = None) -> list[str]:
+def recover(store: Store | Path | str | None = None) -> list[str]:
     """Mark as `crashed` the runs left `running` by a benchkit that is gone (killed
     with SIGKILL, say), stop what they left running and remove their folder; keep
     their partial patch when no secret can be in it. Their ids."""
-    store = store_path(store)
-    return _recover(store, read_table(store, "runs"))
+    store = Store.at(store).checked()
+    return _recover(store, store.read("runs"))
 
 
-def recovered(store: Path | str | None = None) -> pl.DataFrame:
+def recover_then_read(store: Store) -> pl.DataFrame:
     """`recover`, then the `runs` table as it now stands: read once when no run was
     left running by a benchkit that is gone (one read per command)."""
-    store = store_path(store)
-    runs = read_table(store, "runs")
-    return read_table(store, "runs") if _recover(store, runs) else runs
+    runs = store.read("runs")
+    return store.read("runs") if _recover(store, runs) else runs
 
 
-def _recover(store: Path, runs: pl.DataFrame) -> list[str]:
+def _recover(store: Store, runs: pl.DataFrame) -> list[str]:
     if runs.is_empty():
         return []
     here = socket.gethostname()
-    beats = read_beats(store)
+    beats = store.beats()
     now = datetime.now(UTC)
     crashed = []
     for row in runs.filter(pl.col("status") == "running").to_dicts():
@@ -72,8 +71,7 @@ def _recover(store: Path, runs: pl.DataFrame) -> list[str]:
         else:
             said = _clean_up(row)
             detail = f"benchkit (pid {row['pid']}) stopped during the run"
-        update_run(
-            store,
+        store.update_run(
             row["run_id"],
             {
                 "status": "crashed",

@@ -10,7 +10,6 @@ import os
 import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import ClassVar
 
 from benchkit.records import LauncherName, Run
@@ -18,6 +17,7 @@ from benchkit.run.events import Event, Sink, relayed
 from benchkit.run.launcher import Launched, Launcher, Serial
 from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import Plan
+from benchkit.store.store import Store
 from benchkit.workspace.proc import Terminated, terminated, worker_started
 
 _EVENTS: list[Sink] = []  # in a worker process: where its pilot's events go
@@ -28,7 +28,7 @@ def _worker_started(told: multiprocessing.Queue[Event]) -> None:
     _EVENTS[:] = [told.put]
 
 
-def _work(p: Plan, store: Path, keep: bool) -> Run:
+def _work(p: Plan, store: Store, keep: bool) -> Run:
     """One pilot in a worker process. An interrupted worker ends once its run is
     recorded, and never takes another pilot: Ctrl-C reaches it with benchkit, SIGTERM
     comes from benchkit stopping it or from the kernel as benchkit dies (once for each
@@ -66,7 +66,7 @@ class Processes(Launcher):
         for _ in range(self.jobs):
             self._pool.submit(_ready)
 
-    def launch(self, plans: list[Plan], store: Path, *, keep: bool, events: Sink) -> Launched:
+    def launch(self, plans: list[Plan], store: Store, *, keep: bool, events: Sink) -> Launched:
         if self._pool is None or self._told is None or len(plans) < 2:
             return Serial().launch(plans, store, keep=keep, events=events)
         done: dict[int, Run] = {}

@@ -25,7 +25,6 @@ from benchkit.store.parquet import (
     read_at_once,
     read_table,
     readable,
-    store_path,
     stray_files,
     stray_rows,
     write_arrow,
@@ -35,15 +34,14 @@ from benchkit.store.schema import TABLES
 AUTO_COMPACT = 64  # runs' own files in a store past which a pilot command compacts it
 
 
-def compact(store: Path | str | None = None, *, least: int = 2) -> dict[str, int]:
+def compact(store: Path, *, least: int = 2) -> dict[str, int]:
     """Merge the runs' own files into one part per table (reads get fast); the number
     of files merged per table. `benchkit pilot` does it past 64 runs' own files."""
-    store = store_path(store)
     store.mkdir(parents=True, exist_ok=True)
     merged: dict[str, int] = {}
     with open(store / COMPACT_LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one compaction at a time
-        runs = read_table(store, "runs", merge=False)
+        runs = read_table(store, "runs")
         finished = set(runs.filter(pl.col("status") != "running")["run_id"].to_list())
         for table in TABLES:
             everything = all_files(store, table)
@@ -107,8 +105,7 @@ def _widen(schema: pa.Schema, unified: pa.Schema) -> pa.Schema:
 
 
 def compact_when_due(store: Path) -> None:
-    """Compact a store once `AUTO_COMPACT` runs' own files have piled up in a table
-    (the `runs` table's a read may have merged already: the detail tables' count)."""
+    """Compact a store once `AUTO_COMPACT` runs' own files have piled up in a table."""
     own = (len(list((store / t).glob(f"[!{PART[0]}]*.parquet"))) for t in TABLES)
     if max(own, default=0) >= AUTO_COMPACT:
         compact(store)

@@ -28,8 +28,9 @@ from benchkit.bench.names import NAME
 from benchkit.errors import ImportFileError
 from benchkit.gate.verdict import Verdict
 from benchkit.records import LAUNCHERS, MOST_USD, CheckStatus, RunStatus
-from benchkit.store.parquet import all_files, empty_frame, read_table, store_path, write_table
+from benchkit.store.parquet import all_files, empty_frame, read_table, write_table
 from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, check_of, table_schema
+from benchkit.store.store import Store
 
 REQUIRED = ("bench", "arm")
 SET_BY_IMPORT = ("schema_version", "origin")
@@ -252,7 +253,7 @@ def _header(path: Path) -> list[str]:
 
 def import_runs(
     path: Path | str,
-    store: Path | str | None = None,
+    store: Store | Path | str | None = None,
     *,
     mapping: Mapping[str, str] | None = None,
     ignore: Sequence[str] = (),
@@ -265,7 +266,7 @@ def import_runs(
     checks = sorted({check for row in rows for k in row if (check := check_of(k))})
     schema = table_schema("runs", checks)
     complete = [dict.fromkeys(schema.names) | row for row in rows]  # the rest is null
-    name, folder = import_name(path), store_path(store)
+    name, folder = import_name(path), Store.at(store).checked().path
     earlier = earlier_imports(path, folder)
     _not_held(path, folder, {f.stem for f in earlier} | {name}, [str(r["run_id"]) for r in rows])
     written = write_table(folder, "runs", name, complete, schema)
@@ -309,7 +310,7 @@ def _not_held(path: Path, store: Path, own: set[str], ids: list[str]) -> None:
             include_file_paths="file",
         ).collect()
     except (pl.exceptions.PolarsError, OSError):  # a file unreadable: read as reads do
-        held = read_table(store, "runs", merge=False).select("run_id", file=pl.lit(None))
+        held = read_table(store, "runs").select("run_id", file=pl.lit(None))
     where = dict(zip(held["run_id"], held["file"], strict=True))
     for n, run_id in enumerate(ids):
         if run_id in where:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import os
 import re
 import tempfile
@@ -31,10 +30,8 @@ from benchkit.store.rows import check_rows, run_row, session_rows, site_rows, te
 from benchkit.store.schema import DECLARED_NAMES, SCHEMA_VERSION, TABLES, check_of, table_schema
 from benchkit.store.upgrade import upgrade
 
-DEFAULT_STORE = Path("data/runs")
 CHECKS_NOTED = ".checks"  # in `runs/`: every check whose columns a runs file holds, a line each
 COMPACT_LOCK = ".compact.lock"  # in a store: held by whoever merges files
-MERGE_PAST = 64  # finished runs' own `runs` files past which a read merges them
 LISTINGS = 5  # times a read lists a table's files when one vanished under it (merged)
 RECHUNK_PAST = 64  # chunks (a file each) past which a read makes one: not for a few parts
 SCAN_AT_ONCE = 64  # runs' own files of a table past which a lazy scan reads them at once
@@ -44,29 +41,12 @@ class RowError(ValueError):
     """A row whose keys are not its table's columns: a fault of benchkit's own."""
 
 
-def _named(store: Path | str | None) -> tuple[Path, str]:
-    """The store folder, and what named it (the option, the variable, or the default)."""
-    if store is not None:
-        return Path(store), "--store"
-    if os.environ.get("BENCHKIT_STORE"):
-        return Path(os.environ["BENCHKIT_STORE"]), "BENCHKIT_STORE"
-    return DEFAULT_STORE, ""
-
-
-def existing_store(store: Path | str | None = None) -> Path:
-    """The store folder, which must be there: a command that only reads a store says
-    so when the folder named is missing (a typo), not that it holds no runs."""
-    path = store_path(store)
-    if not path.is_dir():
-        raise StoreError(path, _named(store)[1], "no store here: the folder does not exist")
-    return path
-
-
-def store_path(store: Path | str | None = None) -> Path:
-    """The store folder: the one given, else `$BENCHKIT_STORE`, else `data/runs`."""
-    path, option = _named(store)
+def store_path(path: Path, named: str = "") -> Path:
+    """The store folder at `path` (`named` by an option or a variable, for the error),
+    checked: a file there, or a folder whose layout is not a store's, raises
+    `StoreError`; a folder not there yet is an empty store."""
     if path.exists() and not path.is_dir():
-        raise StoreError(path, option, "not a folder: a store is a folder of tables")
+        raise StoreError(path, named, "not a folder: a store is a folder of tables")
     if path.is_dir():
         _check_layout(path)
     return path
@@ -95,11 +75,11 @@ def _check_layout(store: Path) -> None:
             raise StoreError(store / name, "", "a folder, where benchkit keeps a file")
 
 
-def writable_store(store: Path | str | None = None) -> Path:
+def writable_store(path: Path, named: str = "") -> Path:
     """The store folder, checked writable (not on a read-only mount, not a folder
     benchkit may not write, not on a full disk) without making it: raises `StoreError`
     before anything is written."""
-    path = store_path(store)
+    store_path(path, named)
     if path.is_dir():
         try:
             handle, probe = tempfile.mkstemp(prefix=".benchkit-probe.", dir=path)
@@ -458,14 +438,14 @@ def _empty(table: str) -> pl.LazyFrame:
     return empty_frame(table_schema(table)).lazy()
 
 
-def scan_table(store: Path | str | None, table: str, *, upgraded: bool = True) -> pl.LazyFrame:
+def scan_table(store: Path, table: str, *, upgraded: bool = True) -> pl.LazyFrame:
     """One table of the store, lazily: every file's rows, upgraded to the current
     schema. A file whose footer cannot be read, or whose columns have other types, is
     skipped with a warning naming it. Past `SCAN_AT_ONCE` runs' own files, those are
-    read in one scan with the columns declared and noted, not footer by footer (the
-    `runs` table's then merged as a read merges them), the compacted parts lazily."""
-    folder = store_path(store)
-    at_once = _listed_and_read(folder, table, merge=True, loose_past=SCAN_AT_ONCE)
+    read in one scan with the columns declared and noted, not footer by footer, the
+    compacted parts lazily."""
+    folder = store
+    at_once = _listed_and_read(folder, table, loose_past=SCAN_AT_ONCE)
     if at_once is None:
         scanned = _scanned(folder, table, _files(folder, table))
     else:
@@ -476,11 +456,11 @@ def scan_table(store: Path | str | None, table: str, *, upgraded: bool = True) -
 
 
 def _listed_and_read(
-    folder: Path, table: str, *, merge: bool, loose_past: int = 0
+    folder: Path, table: str, *, loose_past: int = 0
 ) -> tuple[list[Path], pl.DataFrame] | None:
     """The table's files listed and read in one scan with the columns declared and
-    noted (listed again when one went meanwhile, merged), the `runs` table's merged
-    with `merge`: every file listed, and the rows read. With `loose_past`, only the
+    noted (listed again when one went meanwhile, merged): every file listed, and the
+    rows read. With `loose_past`, only the
     runs' own files are read, and only when there are that many. None when there is
     nothing to read or the scan failed."""
     for _ in range(LISTINGS):
@@ -496,22 +476,17 @@ def _listed_and_read(
             rows = _without_strays(table, rows, read)
         except FileNotFoundError:
             continue
-        if merge and table == "runs":
-            merge_read_runs(folder, read, rows, declared)
         return files, rows
     return None
 
 
 def _by_footer(folder: Path, table: str, files: list[Path]) -> pl.LazyFrame:
     """The files' rows, lazily, with the file of each (`FROM`), once each footer is
-    read: those unreadable or of other types skipped with a warning, the checks of
-    their columns noted. A lazy read leaves out the stray rows in `_scanned`."""
+    read: those unreadable or of other types skipped with a warning. A lazy read
+    leaves out the stray rows in `_scanned`."""
     files, unified = readable(folder, table, files)
     if not files:
         return _empty(table).with_columns(pl.lit(None, pl.String).alias(FROM))
-    if table == "runs":
-        with contextlib.suppress(OSError):  # a read-only store is read the long way
-            _note_checks(folder / table, unified)
     return pl.scan_parquet(
         files,
         schema=empty_frame(unified).schema,
@@ -555,17 +530,16 @@ def read_at_once(files: list[Path], declared: pa.Schema) -> pl.DataFrame | None:
     return rows.rechunk() if rows.n_chunks() > RECHUNK_PAST else rows  # thousands: slow
 
 
-def read_table(store: Path | str | None, table: str, *, merge: bool = True) -> pl.DataFrame:
+def read_table(store: Path, table: str) -> pl.DataFrame:
     """Every row of one table, in one scan of its files with the columns declared
     and noted; when that fails (a file unreadable, of other types, or with a column
     never noted), file by file: an unreadable file is skipped with a warning that
-    names it, and the rest loads. With `merge`, a read of the `runs` table that found
-    `MERGE_PAST` finished runs' own files merges them (see `merge_read_runs`)."""
-    folder = store_path(store)
-    at_once = _listed_and_read(folder, table, merge=merge)
+    names it, and the rest loads. A read writes nothing."""
+    folder = store
+    at_once = _listed_and_read(folder, table)
     if at_once is not None:
         return upgraded(table, at_once[1])
-    try:  # then each file's footer, and its columns noted for the next read
+    try:  # then each file's footer
         rows = _by_footer(folder, table, _files(folder, table)).collect()
         return upgraded(table, _left_out(table, rows))
     except (pl.exceptions.PolarsError, FileNotFoundError):
@@ -585,39 +559,6 @@ def read_table(store: Path | str | None, table: str, *, merge: bool = True) -> p
     if not frames:
         return _empty(table).collect()
     return upgraded(table, pl.concat(frames, how="diagonal_relaxed"))
-
-
-def merge_read_runs(store: Path, files: list[Path], rows: pl.DataFrame, schema: pa.Schema) -> int:
-    """Once `MERGE_PAST` finished runs' own `runs` files pile up, the rows just read
-    from them become one compacted part and their files go: a store's runs read in
-    a few files, not thousands (their detail tables wait for `benchkit compact`).
-    A finished run's row is never written again, so nothing read can be stale. Done
-    under the compaction lock, never waiting for it, and never in a store this
-    process cannot write; the number of runs merged."""
-    loose = {f.stem for f in files if not f.name.startswith(PART)}
-    finished = pl.col("run_id").is_in(sorted(loose)) & (pl.col("status") != "running")
-    if len(loose) < MERGE_PAST or rows.filter(finished).height < MERGE_PAST:
-        return 0
-    folder = str(store / "runs")
-    try:
-        with open(store / COMPACT_LOCK, "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            # what a compaction merged since the read (its part written, its files
-            # gone or about to go) is not merged twice
-            with os.scandir(folder) as entries:
-                present = {e.name for e in entries}
-            parts = [Path(folder, n) for n in sorted(present) if _is_part(n)]
-            gone = compacted_ids(parts) | {i for i in loose if f"{i}.parquet" not in present}
-            chosen = rows.filter(finished & ~pl.col("run_id").is_in(sorted(gone)))
-            if chosen.height < MERGE_PAST:
-                return 0
-            write_arrow(store, "runs", part_name(), chosen.select(schema.names).to_arrow())
-            for run_id in chosen["run_id"]:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(os.path.join(folder, f"{run_id}.parquet"))
-            return chosen.height
-    except OSError:  # read-only, or a compaction under way: read as it stands
-        return 0
 
 
 def upgraded(table: str, rows: pl.DataFrame) -> pl.DataFrame:

@@ -17,9 +17,10 @@ import polars as pl
 
 from benchkit.errors import StoreError, UsageError
 from benchkit.records import Run
-from benchkit.store.parquet import read_table, rows_frame, scan_table, store_path
+from benchkit.store.parquet import read_table, rows_frame, scan_table
 from benchkit.store.rows import run_row
 from benchkit.store.schema import TABLES, table_schema
+from benchkit.store.store import Store
 
 Wanted = str | Sequence[str] | None
 Moment = datetime | date | str | None  # a str: ISO
@@ -104,9 +105,9 @@ def _known(name: str) -> None:
         raise StoreError(name, "", f"no such table (tables: {', '.join(TABLES)})")
 
 
-def _scan(name: str, store: Path | str | None, chosen: RunFilter) -> pl.LazyFrame:
+def _scan(name: str, store: Store | Path | str | None, chosen: RunFilter) -> pl.LazyFrame:
     _known(name)
-    folder = store_path(store)
+    folder = Store.at(store).checked().path
     conditions = chosen.conditions()
     rows = scan_table(folder, name)
     if not conditions:
@@ -119,7 +120,7 @@ def _scan(name: str, store: Path | str | None, chosen: RunFilter) -> pl.LazyFram
 
 def scan(
     name: str = "runs",
-    store: Path | str | None = None,
+    store: Store | Path | str | None = None,
     *,
     bench: Wanted = None,
     arm: Wanted = None,
@@ -149,7 +150,7 @@ def scan(
 
 def table(
     name: str,
-    store: Path | str | None = None,
+    store: Store | Path | str | None = None,
     *,
     bench: Wanted = None,
     arm: Wanted = None,
@@ -175,10 +176,10 @@ def table(
     return _read(name, store, chosen)
 
 
-def _read(name: str, store: Path | str | None, chosen: RunFilter) -> pl.DataFrame:
+def _read(name: str, store: Store | Path | str | None, chosen: RunFilter) -> pl.DataFrame:
     """One read of each table it needs, narrowed in memory."""
     _known(name)
-    folder = store_path(store)
+    folder = Store.at(store).checked().path
     rows = read_table(folder, name)
     conditions = chosen.conditions()
     if not conditions:
@@ -190,7 +191,7 @@ def _read(name: str, store: Path | str | None, chosen: RunFilter) -> pl.DataFram
 
 
 def runs(
-    store: Path | str | None = None,
+    store: Store | Path | str | None = None,
     *,
     bench: Wanted = None,
     arm: Wanted = None,
