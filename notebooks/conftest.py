@@ -1,4 +1,6 @@
-"""The notebooks under nbval (`make test`): the stores their runs make are removed after.
+"""The notebooks under nbval (`make test`), run once: every cell that draws a plot
+(`bk.plot(`) must show it as an image, and the stores their runs make are removed
+after.
 
 A notebook makes its own store in the temp folder (`benchkit-notebook-*`, where a
 researcher running it finds it). nbval's cells take no fixtures, so the stores are
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -22,3 +25,20 @@ BEFORE = set(FOLDER.glob(NOTEBOOK_STORES))
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     for store in set(FOLDER.glob(NOTEBOOK_STORES)) - BEFORE:
         shutil.rmtree(store, ignore_errors=True)
+
+
+PLOT = "bk.plot("
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """A cell that draws a plot and shows no image fails, as a researcher would see
+    it: an empty output where the figure should be."""
+    result = yield
+    cell = getattr(item, "cell", None)
+    if cell is not None and PLOT in cell.source:
+        outputs = getattr(item, "test_outputs", None) or []
+        images = [o for o in outputs if "image/png" in o.get("data", {})]
+        shown = [sorted(o.get("data", {})) for o in outputs]
+        assert len(images) == 1, f"a plot cell shows {len(images)} images: {shown}"
+    return result

@@ -51,11 +51,41 @@ def activate(monkeypatch: pytest.MonkeyPatch, venv: Path) -> None:
     monkeypatch.setenv("PATH", f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
 
 
+@pytest.fixture(scope="session")
+def shared_environments(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder of built bench environments for the whole run, whatever the worker:
+    an environment is built once per key, under the cache's lock, as pilots in
+    parallel share it (the `tiny` repository's is one key, whichever test makes it)."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    shared = root / "shared-environments"
+    shared.mkdir(exist_ok=True)
+    return shared
+
+
 @pytest.fixture(autouse=True)
-def _isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test gets its own cache (environments included) and store, never the user's."""
-    monkeypatch.setenv("BENCHKIT_CACHE", str(tmp_path_factory.mktemp("cache")))
+def _isolated(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    shared_environments: Path,
+) -> None:
+    """Every test gets its own cache and store, never the user's; the cache's built
+    environments are the run's shared ones, but for a test marked
+    `fresh_environments` (one that builds, lists, prunes or drops them)."""
+    fresh = request.node.get_closest_marker("fresh_environments") is not None
+    cache = a_cache(tmp_path_factory, None if fresh else shared_environments)
+    monkeypatch.setenv("BENCHKIT_CACHE", str(cache))
     monkeypatch.setenv("BENCHKIT_STORE", str(tmp_path_factory.mktemp("store")))
+
+
+def a_cache(tmp_path_factory: pytest.TempPathFactory, environments: Path | None) -> Path:
+    """A new benchkit cache, its built environments those of `environments` (None:
+    its own)."""
+    cache = tmp_path_factory.mktemp("cache")
+    if environments is not None:
+        (cache / "envs").symlink_to(environments, target_is_directory=True)
+    return cache
 
 
 @dataclass(frozen=True)
@@ -156,3 +186,15 @@ def tiny(tmp_path: Path) -> Iterator[TinyRepo]:
     (bench_dir / "patches").mkdir(parents=True)
     (bench_dir / "bench.toml").write_text(TINY_BENCH.format(repo=repo))
     yield TinyRepo(path=repo, base=base, human=human, bench_dir=bench_dir)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test skipped where bubblewrap, Chromium or node is missing is marked as such
+    (`sandbox`, `browser`, `node`), so that `-m` selects it."""
+    from tests.helpers import NEEDS
+
+    for item in items:
+        for mark in item.iter_markers("skipif"):
+            kind = NEEDS.get(str(mark.kwargs.get("reason")))
+            if kind:
+                item.add_marker(kind)

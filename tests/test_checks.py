@@ -14,9 +14,8 @@ from benchkit.gate.junit import parse_report
 from benchkit.workspace import proc
 from benchkit.workspace.checks import count_from_output, status_of
 from benchkit.workspace.commands import substitute
-from benchkit.workspace.sandbox import Bubblewrap, bwrap_problem
-
-NO_BWRAP = bwrap_problem()
+from benchkit.workspace.sandbox import Bubblewrap
+from tests.helpers import needs_bwrap
 
 
 def test_string_commands_get_shell_quoted_values(tmp_path: Path) -> None:
@@ -89,11 +88,8 @@ def _gone(pid: int) -> bool:
     return not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
 
 
-NEEDS_BWRAP = pytest.mark.skipif(NO_BWRAP is not None, reason=f"no sandbox here: {NO_BWRAP}")
-
-
 @pytest.mark.parametrize(
-    "boxed", [pytest.param(False, id="as-is"), pytest.param(True, id="bwrap", marks=NEEDS_BWRAP)]
+    "boxed", [pytest.param(False, id="as-is"), pytest.param(True, id="bwrap", marks=needs_bwrap)]
 )
 def test_what_a_command_leaves_running_is_stopped_when_it_exits(
     tmp_path: Path, boxed: bool
@@ -123,7 +119,7 @@ def test_what_a_command_leaves_running_is_stopped_when_it_exits(
         assert _gone(int(marker.read_text()))
 
 
-@NEEDS_BWRAP
+@needs_bwrap
 def test_a_program_named_by_its_path_in_a_bound_folder_starts(tmp_path: Path) -> None:
     """`node_modules/.bin/tool` in a tree whose node_modules the sandbox binds from the
     cache: benchkit looks for it where the host has it, and the sandbox runs it."""

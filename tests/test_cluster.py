@@ -18,10 +18,12 @@ from benchkit.run.events import Event, StageBegun
 from benchkit.run.recovery import RecoveryWarning
 from benchkit.store.heartbeat import read_beats
 from tests.conftest import TinyRepo
-from tests.test_isolation import needs_bwrap
+from tests.helpers import needs_bwrap
 from tests.test_workers import FIGURES, _alive, _pgrep, _two_benches
 
 pytest.importorskip("ray", reason="Ray is in the development install: pip install -e '.[dev]'")
+
+pytestmark = pytest.mark.ray
 
 
 def test_a_matrix_on_a_local_ray_cluster_records_what_one_process_does(

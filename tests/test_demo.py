@@ -14,7 +14,7 @@ import benchkit
 from benchkit.bench.find import find_bench
 from benchkit.bench.sites import human_sites, parse_diff
 from benchkit.workspace.git import diff, prepare_repository
-from tests.conftest import DEMO
+from tests.conftest import DEMO, a_cache
 
 # The demo's commits are built with a fixed author and fixed dates: the same on
 # every machine. A change to base/ or human.patch changes them, on purpose.
@@ -24,10 +24,12 @@ ARMS = ["human", "noop", "replay:agent-a", "replay:agent-b", "fake-agent"]
 
 
 @pytest.fixture(scope="module")
-def demo_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pl.DataFrame]:
+def demo_runs(
+    tmp_path_factory: pytest.TempPathFactory, shared_environments: Path
+) -> Iterator[pl.DataFrame]:
     store = tmp_path_factory.mktemp("demo-store")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("BENCHKIT_CACHE", str(tmp_path_factory.mktemp("demo-cache")))
+        mp.setenv("BENCHKIT_CACHE", str(a_cache(tmp_path_factory, shared_environments)))
         benchkit.pilot("demo", arm=ARMS, store=store, max_cost=0.5)
         yield benchkit.runs(store)
 

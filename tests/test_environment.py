@@ -19,11 +19,11 @@ from benchkit.run.launch import run_pilots
 from benchkit.workspace.environment import EnvironmentWarning
 from benchkit.workspace.inventory import cached
 from benchkit.workspace.recipe import META, envs_dir
-from benchkit.workspace.sandbox import bwrap_problem
 from benchkit.workspace.venv import uv
 from tests.conftest import make_repo, sh_git, write_files
+from tests.helpers import needs_bwrap
 
-NO_BWRAP = bwrap_problem()
+pytestmark = pytest.mark.fresh_environments  # each builds, lists, prunes or drops its own
 
 OWN = Path(sys.prefix)  # benchkit's own virtualenv, in which these tests run
 
@@ -267,7 +267,7 @@ def test_a_pilot_never_changes_the_cached_environment(tmp_path: Path) -> None:
     assert "TAMPERED" not in init
 
 
-@pytest.mark.skipif(NO_BWRAP is not None, reason=f"no sandbox here: {NO_BWRAP}")
+@needs_bwrap
 def test_in_the_sandbox_a_check_cannot_write_its_environment(tmp_path: Path) -> None:
     bench = _bench(tmp_path, VENV)
     text = (bench / "bench.toml").read_text()
@@ -283,7 +283,7 @@ def test_in_the_sandbox_a_check_cannot_write_its_environment(tmp_path: Path) -> 
     assert "TAMPERED" not in init
 
 
-@pytest.mark.skipif(NO_BWRAP is not None, reason=f"no sandbox here: {NO_BWRAP}")
+@needs_bwrap
 def test_in_the_sandbox_the_cached_environment_is_bound_not_copied(tmp_path: Path) -> None:
     """In bubblewrap a pilot's checks see the cached environment itself, bound
     read-only where the pilot's instance goes (a copy would be new folders of

@@ -32,14 +32,10 @@ from benchkit.workspace.proc import (
     interrupts,
     process_start,
 )
-from benchkit.workspace.sandbox import Bubblewrap, bwrap_problem
+from benchkit.workspace.sandbox import Bubblewrap
 from tests.conftest import TinyRepo, sh_git
+from tests.helpers import needs_bwrap, needs_root
 
-NO_BWRAP = bwrap_problem()
-needs_bwrap = pytest.mark.skipif(NO_BWRAP is not None, reason=f"no sandbox here: {NO_BWRAP}")
-needs_root = pytest.mark.skipif(
-    os.geteuid() != 0, reason="mounts a read-only folder and a small tmpfs: needs root"
-)
 SANDBOXES = ["none", pytest.param("bwrap", marks=needs_bwrap)]
 
 

@@ -16,14 +16,16 @@ import pytest
 import benchkit
 from benchkit.errors import BenchError
 from tests.conftest import ROOT, sh_git
+from tests.helpers import needs_node
 
 DEMO_NODE = ROOT / "benchkit" / "bundled" / "benches" / "demo-node"
 JEST = ROOT / "tests" / "fixtures" / "node-jest"
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("npm") is None or shutil.which("node") is None,
-    reason="node and npm are not on this machine's PATH",
-)
+pytestmark = [
+    pytest.mark.node,
+    pytest.mark.fresh_environments,  # npm ci once a test, on its first pilot
+    needs_node,
+]
 
 
 def _benchkit(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:

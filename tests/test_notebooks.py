@@ -1,22 +1,56 @@
-"""The notebooks as a researcher sees them: executed, each plot cell shows an image."""
+"""The notebooks as a researcher sees them: executed once, under nbval, where every
+plot cell must show an image (the hook in `notebooks/conftest.py`)."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
 
 NOTEBOOKS = Path(__file__).parent.parent / "notebooks"
+PNG = "".join(  # one pixel
+    [
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8Dw",
+        "HwAFBQIAX8jx0gAAAABJRU5ErkJggg==",
+    ]
+)
 
 
-def test_every_plot_cell_of_the_compare_notebook_shows_an_image(tmp_path: Path) -> None:
+def test_the_compare_notebook_draws_four_plots() -> None:
     notebook = nbformat.read(NOTEBOOKS / "02_compare_arms.ipynb", as_version=4)  # type: ignore[no-untyped-call]
-    parameters = notebook.cells[1].source.replace("trials = 3", "trials = 2")
-    notebook.cells[1].source = parameters.replace("store = None", f"store = {str(tmp_path)!r}")
-    NotebookClient(notebook, timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
     plots = [c for c in notebook.cells if c.cell_type == "code" and "bk.plot(" in c.source]
     assert len(plots) == 4
-    for cell in plots:
-        shown = [o for o in cell.outputs if "image/png" in o.get("data", {})]
-        assert len(shown) == 1, (cell.source, [o.get("data", {}).keys() for o in cell.outputs])
+
+
+def test_a_plot_cell_that_shows_no_image_fails_under_nbval(tmp_path: Path) -> None:
+    """One notebook, one kernel: a plot cell with its image passes, one without fails."""
+    image = "from IPython.display import Image\nImage(data=__import__('base64').b64decode(PNG))"
+    plot = "bk.plot('x')"
+    notebook = nbformat.v4.new_notebook()  # type: ignore[no-untyped-call]
+    notebook.cells = [
+        nbformat.v4.new_code_cell(  # type: ignore[no-untyped-call]
+            f"import types\nbk = types.SimpleNamespace(plot=lambda *a: None)\nPNG = {PNG!r}"
+        ),
+        nbformat.v4.new_code_cell(f"{plot}\n{image}"),  # type: ignore[no-untyped-call]
+        nbformat.v4.new_code_cell(f"{plot}\nNone"),  # type: ignore[no-untyped-call]
+    ]
+    nbformat.write(notebook, tmp_path / "plots.ipynb")  # type: ignore[no-untyped-call]
+    shutil.copy(NOTEBOOKS / "conftest.py", tmp_path / "conftest.py")
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    argv = [sys.executable, "-m", "pytest", "-p", "nbval", "--nbval-lax", "-p", "no:cacheprovider"]
+    done = subprocess.run(
+        [*argv, "-rA", "--rootdir", str(tmp_path), str(tmp_path / "plots.ipynb")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    said = done.stdout
+    assert done.returncode == 1, said[-3000:]
+    assert "PASSED plots.ipynb::Cell 1" in said and "FAILED plots.ipynb::Cell 2" in said, said
+    assert "a plot cell shows 0 images" in said

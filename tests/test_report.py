@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 import benchkit
 from benchkit.analysis.report import sites_beside
 from benchkit.store.parquet import update_run
 from tests.conftest import TinyRepo
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-needs_chromium = pytest.mark.skipif(
-    CHROMIUM is None, reason="no Chromium here (.ci/run installs Debian's chromium as root)"
-)
+from tests.helpers import CHROMIUM, needs_chromium
 
 
 def _site(tiny: TinyRepo, tmp_path: Path) -> tuple[Path, list[dict[str, object]]]:
