@@ -31,8 +31,9 @@ lint: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --quiet --site-dir site
 
+# both cores, a file's tests on one worker (a notebook's cells share one kernel)
 test: lint docs
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py

@@ -1,8 +1,12 @@
 """The records of a pilot: plain frozen dataclasses, picklable, with no I/O.
 
 `PilotSpec` is what one pilot runs; `Run` is what it recorded, whatever happened;
-the others are its parts. `benchkit.store.rows` turns them into the rows of the
-tables declared in `benchkit.store.schema`.
+the others are its parts. Each field of a `Run` (and of the parts it holds) that the
+`runs` table keeps says so where it is declared, with its column's meaning
+(`stored`), or as the columns it fills (`columns`); `benchkit.store.schema` derives
+the table's columns from them, in their order, and `benchkit.store.rows` its rows.
+A new field with `stored("...")` is a new column, documented, with nothing else to
+write.
 """
 
 from __future__ import annotations
@@ -24,6 +28,47 @@ DEFAULT_SET = "default"  # the run set of a pilot run without `--set`
 RERUNS = "reruns"  # the run set of `benchkit rerun`, unless told another
 MOST_USD = 1_000_000.0  # a pilot's cost past a million dollars is a tool's bug, not a cost
 _T = TypeVar("_T")
+STORED = "benchkit.stored"  # a field's metadata key: how the `runs` table keeps it
+
+
+@dataclass(frozen=True, kw_only=True)
+class ColumnSpec:
+    """One column of the `runs` table, as a record declares it: its name, its kind (an
+    Arrow type by name, see `benchkit.store.schema.KINDS`) and what it means."""
+
+    name: str
+    kind: str
+    doc: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stored:
+    """How a record's field is kept: as one column of its own (`doc`, with a `kind`
+    and a `name` other than the field's where given), as the columns of the record it
+    holds (`part`), or as columns computed from it (`columns`, filled by
+    `benchkit.store.rows`)."""
+
+    doc: str = ""
+    kind: str = ""  # "": the field's annotation says it
+    name: str = ""  # "": the field's name
+    part: bool = False
+    columns: tuple[ColumnSpec, ...] = ()
+
+
+def stored(doc: str, *, kind: str = "", name: str = "") -> dict[str, Stored]:
+    """A field kept as one column of the `runs` table, meaning `doc`."""
+    return {STORED: Stored(doc=doc, kind=kind, name=name)}
+
+
+def part() -> dict[str, Stored]:
+    """A field holding a record whose stored fields are columns of the `runs` table."""
+    return {STORED: Stored(part=True)}
+
+
+def columns(*specs: tuple[str, str, str]) -> dict[str, Stored]:
+    """A field kept as these columns (name, kind, meaning), computed from it."""
+    made = tuple(ColumnSpec(name=n, kind=k, doc=d) for n, k, d in specs)
+    return {STORED: Stored(columns=made)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,14 +87,31 @@ class SessionReport:
 class ArmReport:
     """What an arm said it did; what it did not say stays None (never invented)."""
 
-    cost_usd: float | None = None
-    sessions: int | None = None
-    sessions_accepted: int | None = None
-    sessions_rejected: int | None = None
-    feedback_rounds: int | None = None
-    over_budget: bool | None = None
-    flaky_files: tuple[str, ...] | None = None
-    turns: int | None = None
+    cost_usd: float | None = field(
+        default=None,
+        metadata=columns(
+            ("cost_usd", "float64", "Cost the arm reported, in USD."),
+            ("cost_source", "string", "reported or missing: never invented."),
+        ),
+    )
+    sessions: int | None = field(default=None, metadata=stored("Agent sessions the arm reported."))
+    sessions_accepted: int | None = field(
+        default=None, metadata=stored("Sessions whose work was kept.")
+    )
+    sessions_rejected: int | None = field(
+        default=None, metadata=stored("Sessions whose work was dropped.")
+    )
+    feedback_rounds: int | None = field(
+        default=None, metadata=stored("Feedback rounds the arm reported.")
+    )
+    over_budget: bool | None = field(
+        default=None, metadata=stored("The arm stopped at, or went past, its cap.")
+    )
+    turns: int | None = field(default=None, metadata=stored("Agent turns the arm reported."))
+    flaky_files: tuple[str, ...] | None = field(
+        default=None,
+        metadata=stored("Flaky test files the tool itself reported.", name="reported_flaky_files"),
+    )
     duration_s: float | None = None
     error: str | None = None  # what the tool said went wrong (a subtype, a message)
     session_list: tuple[SessionReport, ...] = ()
@@ -102,28 +164,70 @@ class SiteResult:
 class PilotSpec:
     """What one pilot runs: plain and picklable, so it can be sent to a worker."""
 
-    bench: str
-    arm: str
-    executor: str = ""  # empty: the arm's default executor
-    model: str = ""
-    max_cost: float | None = None
-    trial: int = 1
-    flake_reruns: int = 1
-    arm_vars: tuple[tuple[str, str], ...] = ()  # values of an arm file's [vars]
-    checks: tuple[str, ...] = ()  # only these of the bench's checks; empty: all
-    run_set: str = DEFAULT_SET  # the set the run belongs to (see `benchkit.run.sets`)
-    attempt: int = 1  # of its unit in its set: 2 and on rerun a crashed or failed one
-    rerun_of: str | None = None  # the run whose spec `benchkit rerun` ran again
+    bench: str  # as given (a name or a path); the run records the bench's name and path
+    arm: str = field(metadata=stored("Arm as given (noop, human, replay:NAME, ...)."))
+    executor: str = field(  # empty: the arm's default executor
+        default="", metadata=stored("Executor label handed to the arm.")
+    )
+    model: str = field(default="", metadata=stored("Model name handed to the arm."))
+    max_cost: float | None = field(
+        default=None, metadata=stored("Budget cap in USD; null when none.")
+    )
+    trial: int = field(default=1, metadata=stored("Repeat index, from 1."))
+    flake_reruns: int = field(default=1, metadata=stored("Reruns alone of each new failing file."))
+    arm_vars: tuple[tuple[str, str], ...] = field(  # values of an arm file's [vars]
+        default=(),
+        metadata=stored(
+            "NAME=VALUE of each of the arm file's [vars] the pilot ran with.", kind="pairs"
+        ),
+    )
+    checks: tuple[str, ...] = field(  # only these of the bench's checks; empty: all
+        default=(),
+        metadata=stored(
+            "The bench's checks the pilot was asked to run (--checks); empty: all.",
+            name="only_checks",
+        ),
+    )
+    run_set: str = field(  # the set the run belongs to (see `benchkit.run.sets`)
+        default=DEFAULT_SET,
+        metadata=stored(
+            "The run set it belongs to (--set; `default` without it); null before sets."
+        ),
+    )
+    attempt: int = field(  # of its unit in its set: 2 and on rerun a crashed or failed one
+        default=1,
+        metadata=stored(
+            "Attempt at its unit (bench, arm, executor, model, max_cost, trial) in its "
+            "set, from 1; analysis takes the latest."
+        ),
+    )
+    rerun_of: str | None = field(
+        default=None, metadata=stored("The run `benchkit rerun` ran again.")
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
 class EnvironmentUsed:
     """What a run's checks ran with."""
 
-    key: str  # the environment's cache key; `none`: the caller's PATH
-    python: str | None  # the interpreter's version and path
-    packages: tuple[str, ...] | None  # `name==version`, as installed
-    packages_digest: str | None
+    key: str = field(  # the environment's cache key; `none`: the caller's PATH
+        metadata=stored(
+            "Cache key of the environment the checks ran in; none: the caller's PATH.",
+            name="env_key",
+        )
+    )
+    python: str | None = field(  # the interpreter's version and path
+        metadata=stored("Version and path of the checks' Python.", name="env_python")
+    )
+    packages: tuple[str, ...] | None = field(  # `name==version`, as installed
+        metadata=stored(
+            "name==version of every package in the checks' environment (venv).",
+            name="env_packages",
+        )
+    )
+    packages_digest: str | None = field(
+        metadata=stored("Digest of env_packages.", name="env_packages_digest")
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,55 +235,171 @@ class Owner:
     """The benchkit process that runs a pilot: a `running` run whose owner is gone
     was left by a benchkit that was killed."""
 
-    pid: int
-    host: str
-    process_start: int | None
+    pid: int = field(
+        metadata=stored("Process id of the benchkit that ran the pilot.", kind="int64")
+    )
+    host: str = field(metadata=stored("Host name of the machine that ran it."))
+    process_start: int | None = field(
+        metadata=stored(
+            "Start time of that process (clock ticks since boot), to tell a live run.",
+            kind="int64",
+        )
+    )
+
+
+PHASES = ("start", "prepare", "environment", "baseline", "execute", "verify", "score", "record")
+PHASE_COLUMNS = (
+    (
+        "wall_s",
+        "float64",
+        "Seconds from the pilot's start until its record was written; the sum of the phases.",
+    ),
+    (
+        "start_s",
+        "float64",
+        "Seconds before the first stage: the pilot's folder, first heartbeat, first row.",
+    ),
+    ("prepare_s", "float64", "Seconds to mirror and make the worktree."),
+    (
+        "environment_s",
+        "float64",
+        "Seconds to build or reuse the bench's environment, and copy it for the pilot.",
+    ),
+    ("baseline_s", "float64", "Seconds of the checks at base."),
+    ("execute_s", "float64", "Seconds the arm ran, diff included."),
+    ("verify_s", "float64", "Seconds of the checks after the arm."),
+    ("score_s", "float64", "Seconds to score the diff."),
+    (
+        "record_s",
+        "float64",
+        "Seconds to build the record and write its files (cleanup after is in the log).",
+    ),
+)
+GATE_COLUMNS = (
+    (
+        "test_verdict",
+        "string",
+        "The gate: pass, flaky-pass, fail, or error (the tests did not run at base).",
+    ),
+    ("test_reasons", "string", "Why the gate failed, '; '-joined."),
+    (
+        "preexisting_files",
+        "strings",
+        "Failing test files whose failures all failed at base: not charged.",
+    ),
+    ("flaky_files", "strings", "New failing test files that passed when rerun alone."),
+    ("regression_files", "strings", "New failing test files that failed every rerun alone."),
+    (
+        "missing_files",
+        "strings",
+        "New failing test files that could not be run alone, or ran no test.",
+    ),
+    ("regressions", "int32", "Tests that passed at base and fail after, in regression files."),
+    ("first_failures", "failures", "The first charged failures: file, test, message."),
+    (
+        "rerun_stats",
+        "reruns",
+        "Per rerun file: reruns alone, passes, fails (the failing full run counted too), "
+        "and the Wilson 95% interval of its fail rate over every observation.",
+    ),
+)
 
 
 @dataclass(frozen=True, kw_only=True)
 class Run:
-    """The record of one pilot, whatever happened to it."""
+    """The record of one pilot, whatever happened to it. Its fields are declared in the
+    order of the `runs` table's columns."""
 
-    run_id: str
-    spec: PilotSpec
-    bench: str
-    bench_path: str
-    status: RunStatus
-    failure_kind: str | None
-    failure_detail: str | None
-    base_sha: str
-    human_sha: str
-    benchkit_version: str
-    started_at: datetime
-    phases: Mapping[str, float]
-    sites_total: int
-    sites_covered: int
-    sites_matched: int
-    sites_unrelated: int
-    files_recall: float | None
-    files_precision: float | None
-    diff_lines: int
-    worktree: str | None
-    artifacts: str
+    run_id: str = field(metadata=stored("Unique id of the pilot's run."))
+    origin: str = field(
+        default="pilot",
+        metadata=stored("pilot (run here), imported (recorded elsewhere) or simulated."),
+    )
+    bench: str = field(metadata=stored("Bench name."))
+    bench_path: str = field(metadata=stored("The bench.toml the pilot read."))
+    spec: PilotSpec = field(metadata=part())
+    status: RunStatus = field(
+        metadata=stored("ok, failed, timeout, interrupted, crashed.", kind="string")
+    )
+    failure_kind: str | None = field(metadata=stored("Why the run failed; null when ok."))
+    failure_detail: str | None = field(metadata=stored("One line on the failure; null if ok."))
+    base_sha: str = field(metadata=stored("Base commit, resolved when the pilot began."))
+    human_sha: str = field(metadata=stored("Commit of the human reference."))
+    benchkit_version: str = field(metadata=stored("benchkit version that ran it."))
+    bench_digest: str | None = field(  # of the bench file, as the pilot ran it
+        default=None, metadata=stored("Digest of the bench file it ran.")
+    )
+    arm_digest: str | None = field(  # of the arm file or patch, with its vars; None: built in
+        default=None,
+        metadata=stored(
+            "Digest of the arm file (or replayed patch) and its vars; null for built-in arms."
+        ),
+    )
+    started_at: datetime = field(metadata=stored("Start time, UTC."))
+    phases: Mapping[str, float] = field(metadata=columns(*PHASE_COLUMNS))
+    sites_total: int = field(metadata=stored("Sites of the human reference."))
+    sites_covered: int = field(metadata=stored("Sites the arm's diff touched."))
+    sites_matched: int = field(metadata=stored("Covered sites with the human's text."))
+    sites_unrelated: int = field(metadata=stored("Arm hunks touching no human site."))
+    files_recall: float | None = field(metadata=stored("Human files the arm touched / all."))
+    files_precision: float | None = field(metadata=stored("Arm files the human touched / all."))
+    diff_lines: int = field(metadata=stored("Lines added plus removed by the arm."))
+    gate: GateResult | None = field(default=None, metadata=columns(*GATE_COLUMNS))
+    resolved: bool | None = field(  # the bench's must_pass and keep_passing passed, no regression
+        default=None,
+        metadata=stored(
+            "The bench's must_pass and keep_passing tests passed after the arm, and nothing "
+            "regressed; null when the bench names none or its tests could not be judged."
+        ),
+    )
+    retryable: bool | None = field(
+        default=None, metadata=stored("Running the pilot again may succeed.")
+    )
+    arm_exit_code: int | None = field(
+        default=None, metadata=stored("Exit code of the arm's command.")
+    )
+    report: ArmReport = field(default=NO_REPORT, metadata=part())
+    owner: Owner | None = field(default=None, metadata=part())
+    ci_status: str | None = field(  # known only of imported records
+        default=None,
+        metadata=stored("CI's verdict on the change, where known (imported records): ok or fail."),
+    )
+    environment: EnvironmentUsed | None = field(default=None, metadata=part())
+    baseline_key: str | None = field(
+        default=None, metadata=stored("Key of the base checks' cache entry.")
+    )
+    baseline_cached: bool = field(
+        default=False, metadata=stored("The base checks came from the cache.")
+    )
+    worktree: str | None = field(metadata=stored("Worktree path; kept only with --keep."))
+    artifacts: str = field(metadata=stored("Folder of the run's logs and agent.patch."))
+    sandbox: str | None = field(  # bwrap or none; None when not run here
+        default=None,
+        metadata=stored(
+            "What the arm and checks ran in: bwrap (bubblewrap) or none; null if not run here."
+        ),
+    )
+    warnings: tuple[str, ...] = field(
+        default=(),
+        metadata=stored(
+            "What the run left out or could not do (a binary file with a secret, say)."
+        ),
+    )
+    launcher: LauncherName | None = field(  # None when not run here
+        default=None,
+        metadata=stored(
+            "What ran the pilot: serial (benchkit's own process), processes (a worker, "
+            "`--jobs`) or ray (a Ray task); its worker is `host` and `pid`. Null if not run "
+            "here.",
+            kind="string",
+        ),
+    )
+    # Its detail tables' rows, and the checks whose `<check>_status` and `<check>_count`
+    # columns it fills (see `benchkit.store.schema.check_columns`).
     checks: tuple[CheckResult, ...] = ()
     sites: tuple[SiteResult, ...] = ()
     tests: tuple[TestRecord, ...] = ()
-    gate: GateResult | None = None
-    baseline_key: str | None = None
-    baseline_cached: bool = False
-    retryable: bool | None = None
-    arm_exit_code: int | None = None
-    report: ArmReport = NO_REPORT
-    owner: Owner | None = None
-    origin: str = "pilot"
-    check_names: tuple[str, ...] = field(default=())
-    environment: EnvironmentUsed | None = None
-    resolved: bool | None = None  # the bench's must_pass and keep_passing passed, no regression
-    sandbox: str | None = None  # bwrap or none; None when not run here
-    warnings: tuple[str, ...] = ()
-    launcher: LauncherName | None = None  # None when not run here
-    bench_digest: str | None = None  # of the bench file, as the pilot ran it
-    arm_digest: str | None = None  # of the arm file or patch, with its vars; None: built in
+    check_names: tuple[str, ...] = ()
 
     @property
     def wall_s(self) -> float:

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchkit.bench.sites import FileChange, Hunk, score
-from tests.test_sites_random import reference_score
+from tests.bench.test_sites_random import reference_score
 
 SIZES = [200, 500, 1_000, 2_000, 5_000, 10_000, 20_000]  # human hunks (and as many arm ones)
 REFERENCE_UP_TO = 2_000

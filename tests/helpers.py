@@ -20,6 +20,13 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 NO_NODE = shutil.which("npm") is None or shutil.which("node") is None
 
 
+FIGURES = ("sites_covered", "sites_matched", "sites_unrelated", "test_verdict", "lint_status")
+"""What a pilot measured, compared between two ways of running the same matrix."""
+# the demo bench's shas, the same on every machine (see tests/end_to_end/test_demo.py)
+DEMO_BASE_SHA = "597fbd18f27682a4d6d482b59349890dc30b496a"
+DEMO_HUMAN_SHA = "c52cb97581baee34d7bf979f706b5aece4e33811"
+
+
 def benchkit_cli(
     *args: str,
     store: Path | None = None,
@@ -53,3 +60,38 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a mount, 
 NEEDS = {BWRAP_REASON: "sandbox", CHROMIUM_REASON: "browser", NODE_REASON: "node"}
 """The mark each of these skips gives its tests (see `conftest.pytest_collection_modifyitems`),
 so that `-m "not sandbox"` and the like select them."""
+
+
+def benchkit_modules(root: Path) -> dict[str, Path]:
+    """Every module of the package under `root` (its bundled data left out)."""
+    found = {}
+    for path in sorted((root / "benchkit").rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        if "bundled" in parts:
+            continue
+        found[".".join(parts).removesuffix(".__init__")] = path
+    return found
+
+
+def two_benches(bench_file: Path, tmp_path: Path) -> list[str]:
+    """The tiny bench and a copy of it named tiny2: two benches of one repository."""
+    other = tmp_path / "bench2"
+    other.mkdir()
+    text = bench_file.read_text().replace('name = "tiny"', 'name = "tiny2"')
+    (other / "bench.toml").write_text(text)
+    return [str(bench_file.parent), str(other)]
+
+
+def pgrep(pattern: str) -> list[int]:
+    """The processes whose command line holds `pattern`, this one left out."""
+    done = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False)
+    return [int(p) for p in done.stdout.split() if int(p) != os.getpid()]
+
+
+def alive(pid: int) -> bool:
+    """Whether a process runs (a zombie does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"

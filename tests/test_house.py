@@ -17,20 +17,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.helpers import benchkit_modules
 
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
-
-
-def modules(root: Path) -> dict[str, Path]:
-    """Every module of the package under `root` (its bundled data left out)."""
-    found = {}
-    for path in sorted((root / "benchkit").rglob("*.py")):
-        parts = path.relative_to(root).with_suffix("").parts
-        if "bundled" in parts:
-            continue
-        name = ".".join(parts).removesuffix(".__init__")
-        found[name] = path
-    return found
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
@@ -131,7 +120,7 @@ def test_the_architecture_package_table_matches_the_tree() -> None:
         prefix = "benchkit" if package == "benchkit" else f"benchkit.{package}"
         for module in re.findall(r"`([\w.]+)`", cell):
             named_modules.add(f"{prefix}.{module}".removesuffix(".__init__"))
-    tree = modules(ROOT)
+    tree = benchkit_modules(ROOT)
     packages = {p for p in tree if tree[p].name == "__init__.py" and p != "benchkit"}
     assert named_packages == {"benchkit"} | {p.removeprefix("benchkit.") for p in packages}
     assert named_modules == {m for m in tree if tree[m].name != "__init__.py"} | {"benchkit"}

@@ -7,75 +7,22 @@ loudly at write time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict
 from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from benchkit.gate.junit import CaseResult
 from benchkit.gate.verdict import GateResult
-from benchkit.records import ArmReport, CheckResult, EnvironmentUsed, Run, TestRecord
-from benchkit.store.schema import SCHEMA_VERSION
-
-PHASES = ("start", "prepare", "environment", "baseline", "execute", "verify", "score", "record")
+from benchkit.records import PHASES, CheckResult, Run, TestRecord
+from benchkit.store.schema import SCHEMA_VERSION, stored_columns, stored_fields
 
 
 def run_row(run: Run) -> dict[str, Any]:
-    spec = run.spec
-    row: dict[str, Any] = {
-        "run_id": run.run_id,
-        "schema_version": SCHEMA_VERSION,
-        "origin": run.origin,
-        "bench": run.bench,
-        "arm": spec.arm,
-        "bench_path": run.bench_path,
-        "executor": spec.executor,
-        "model": spec.model,
-        "max_cost": spec.max_cost,
-        "trial": spec.trial,
-        "flake_reruns": spec.flake_reruns,
-        "arm_vars": [f"{name}={value}" for name, value in spec.arm_vars],
-        "only_checks": list(spec.checks),
-        "run_set": spec.run_set,
-        "attempt": spec.attempt,
-        "rerun_of": spec.rerun_of,
-        "status": run.status,
-        "failure_kind": run.failure_kind,
-        "failure_detail": run.failure_detail,
-        "base_sha": run.base_sha,
-        "human_sha": run.human_sha,
-        "benchkit_version": run.benchkit_version,
-        "bench_digest": run.bench_digest,
-        "arm_digest": run.arm_digest,
-        "started_at": run.started_at,
-        "wall_s": run.wall_s,
-        "sites_total": run.sites_total,
-        "sites_covered": run.sites_covered,
-        "sites_matched": run.sites_matched,
-        "sites_unrelated": run.sites_unrelated,
-        "files_recall": run.files_recall,
-        "files_precision": run.files_precision,
-        "diff_lines": run.diff_lines,
-        **gate_columns(run.gate),
-        "resolved": run.resolved,
-        **environment_columns(run.environment),
-        "baseline_key": run.baseline_key,
-        "baseline_cached": run.baseline_cached,
-        "retryable": run.retryable,
-        "arm_exit_code": run.arm_exit_code,
-        **report_columns(run.report),
-        "pid": run.owner.pid if run.owner else None,
-        "host": run.owner.host if run.owner else None,
-        "process_start": run.owner.process_start if run.owner else None,
-        "ci_status": None,  # CI's verdict is known only of imported records
-        "worktree": run.worktree,
-        "artifacts": run.artifacts,
-        "sandbox": run.sandbox,
-        "warnings": list(run.warnings),
-        "launcher": run.launcher,
-    }
-    for stage in PHASES:
-        row[f"{stage}_s"] = run.phases.get(stage)
+    """The `runs` row of a run: each column its record's stored fields keep (see
+    `benchkit.records.stored`), and its checks' `<check>_status` and `<check>_count`."""
+    row: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+    _kept(run, row)
     for check in run.check_names:
         result = run.after(check)
         row[f"{check}_status"] = result.status if result else None
@@ -83,29 +30,50 @@ def run_row(run: Run) -> dict[str, Any]:
     return row
 
 
-def environment_columns(used: EnvironmentUsed | None) -> dict[str, Any]:
-    return {
-        "env_key": used.key if used else None,
-        "env_python": used.python if used else None,
-        "env_packages": list(used.packages) if used and used.packages is not None else None,
-        "env_packages_digest": used.packages_digest if used else None,
-    }
+def _kept(record: Any, row: dict[str, Any]) -> None:
+    """The columns a record's stored fields keep, added to `row`."""
+    for sf in stored_fields(type(record)):
+        value = getattr(record, sf.field)
+        if sf.part is not None:
+            if value is None:
+                row.update(dict.fromkeys(c.name for c in stored_columns(sf.part)))
+            else:
+                _kept(value, row)
+        elif sf.how.columns:
+            row.update(COMPUTED[sf.field](record))
+        else:
+            row[sf.name] = _value(value, sf.kind)
 
 
-def report_columns(report: ArmReport) -> dict[str, Any]:
-    return {
-        "cost_usd": report.cost_usd,
-        "cost_source": report.cost_source,
-        "sessions": report.sessions,
-        "sessions_accepted": report.sessions_accepted,
-        "sessions_rejected": report.sessions_rejected,
-        "feedback_rounds": report.feedback_rounds,
-        "over_budget": report.over_budget,
-        "turns": report.turns,
-        "reported_flaky_files": list(report.flaky_files)
-        if report.flaky_files is not None
-        else None,
-    }
+def _value(value: Any, kind: str) -> Any:
+    """A field's value as its column holds it: lists for tuples, NAME=VALUE for pairs."""
+    if value is None:
+        return None
+    if kind == "pairs":
+        return [f"{name}={text}" for name, text in value]
+    if kind == "strings":
+        return list(value)
+    return value
+
+
+def _phases(run: Any) -> dict[str, Any]:
+    return {"wall_s": run.wall_s, **{f"{p}_s": run.phases.get(p) for p in PHASES}}
+
+
+def _cost(report: Any) -> dict[str, Any]:
+    return {"cost_usd": report.cost_usd, "cost_source": report.cost_source}
+
+
+def _gate(run: Any) -> dict[str, Any]:
+    return gate_columns(run.gate)
+
+
+COMPUTED: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "phases": _phases,
+    "gate": _gate,
+    "cost_usd": _cost,
+}
+"""How the fields kept as computed columns (`benchkit.records.columns`) fill them."""
 
 
 def _owned(owner: str, fields: Mapping[str, Any]) -> dict[str, Any]:

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from datetime import datetime
+from types import UnionType
+from typing import Union, get_args, get_origin, get_type_hints
 
 import pyarrow as pa
 
 from benchkit.bench.names import NAME
+from benchkit.records import STORED, Run, Stored
 
 SCHEMA_VERSION = 7  # see benchkit/store/upgrade.py for the history and the steps
 
@@ -47,197 +51,105 @@ RERUN_TYPE = pa.struct(
     ]
 )
 
-RUN_COLUMNS: tuple[Column, ...] = (
-    Column(name="run_id", type=pa.string(), doc="Unique id of the pilot's run."),
-    Column(name="schema_version", type=pa.int32(), doc="Version of this schema."),
-    Column(
-        name="origin",
-        type=pa.string(),
-        doc="pilot (run here), imported (recorded elsewhere) or simulated.",
-    ),
-    Column(name="bench", type=pa.string(), doc="Bench name."),
-    Column(name="bench_path", type=pa.string(), doc="The bench.toml the pilot read."),
-    Column(name="arm", type=pa.string(), doc="Arm as given (noop, human, replay:NAME, ...)."),
-    Column(name="executor", type=pa.string(), doc="Executor label handed to the arm."),
-    Column(name="model", type=pa.string(), doc="Model name handed to the arm."),
-    Column(name="max_cost", type=pa.float64(), doc="Budget cap in USD; null when none."),
-    Column(name="trial", type=pa.int32(), doc="Repeat index, from 1."),
-    Column(name="flake_reruns", type=pa.int32(), doc="Reruns alone of each new failing file."),
-    Column(
-        name="arm_vars",
-        type=pa.list_(pa.string()),
-        doc="NAME=VALUE of each of the arm file's [vars] the pilot ran with.",
-    ),
-    Column(
-        name="only_checks",
-        type=pa.list_(pa.string()),
-        doc="The bench's checks the pilot was asked to run (--checks); empty: all.",
-    ),
-    Column(
-        name="run_set",
-        type=pa.string(),
-        doc="The run set it belongs to (--set; `default` without it); null before sets.",
-    ),
-    Column(
-        name="attempt",
-        type=pa.int32(),
-        doc="Attempt at its unit (bench, arm, executor, model, max_cost, trial) in its "
-        "set, from 1; analysis takes the latest.",
-    ),
-    Column(name="rerun_of", type=pa.string(), doc="The run `benchkit rerun` ran again."),
-    Column(name="status", type=pa.string(), doc="ok, failed, timeout, interrupted, crashed."),
-    Column(name="failure_kind", type=pa.string(), doc="Why the run failed; null when ok."),
-    Column(name="failure_detail", type=pa.string(), doc="One line on the failure; null if ok."),
-    Column(name="base_sha", type=pa.string(), doc="Base commit, resolved when the pilot began."),
-    Column(name="human_sha", type=pa.string(), doc="Commit of the human reference."),
-    Column(name="benchkit_version", type=pa.string(), doc="benchkit version that ran it."),
-    Column(name="bench_digest", type=pa.string(), doc="Digest of the bench file it ran."),
-    Column(
-        name="arm_digest",
-        type=pa.string(),
-        doc="Digest of the arm file (or replayed patch) and its vars; null for built-in arms.",
-    ),
-    Column(name="started_at", type=pa.timestamp("us", tz="UTC"), doc="Start time, UTC."),
-    Column(
-        name="wall_s",
-        type=pa.float64(),
-        doc="Seconds from the pilot's start until its record was written; the sum of the phases.",
-    ),
-    Column(
-        name="start_s",
-        type=pa.float64(),
-        doc="Seconds before the first stage: the pilot's folder, first heartbeat, first row.",
-    ),
-    Column(name="prepare_s", type=pa.float64(), doc="Seconds to mirror and make the worktree."),
-    Column(
-        name="environment_s",
-        type=pa.float64(),
-        doc="Seconds to build or reuse the bench's environment, and copy it for the pilot.",
-    ),
-    Column(name="baseline_s", type=pa.float64(), doc="Seconds of the checks at base."),
-    Column(name="execute_s", type=pa.float64(), doc="Seconds the arm ran, diff included."),
-    Column(name="verify_s", type=pa.float64(), doc="Seconds of the checks after the arm."),
-    Column(name="score_s", type=pa.float64(), doc="Seconds to score the diff."),
-    Column(
-        name="record_s",
-        type=pa.float64(),
-        doc="Seconds to build the record and write its files (cleanup after is in the log).",
-    ),
-    Column(name="sites_total", type=pa.int32(), doc="Sites of the human reference."),
-    Column(name="sites_covered", type=pa.int32(), doc="Sites the arm's diff touched."),
-    Column(name="sites_matched", type=pa.int32(), doc="Covered sites with the human's text."),
-    Column(name="sites_unrelated", type=pa.int32(), doc="Arm hunks touching no human site."),
-    Column(name="files_recall", type=pa.float64(), doc="Human files the arm touched / all."),
-    Column(name="files_precision", type=pa.float64(), doc="Arm files the human touched / all."),
-    Column(name="diff_lines", type=pa.int32(), doc="Lines added plus removed by the arm."),
-    Column(
-        name="test_verdict",
-        type=pa.string(),
-        doc="The gate: pass, flaky-pass, fail, or error (the tests did not run at base).",
-    ),
-    Column(name="test_reasons", type=pa.string(), doc="Why the gate failed, '; '-joined."),
-    Column(
-        name="preexisting_files",
-        type=pa.list_(pa.string()),
-        doc="Failing test files whose failures all failed at base: not charged.",
-    ),
-    Column(
-        name="flaky_files",
-        type=pa.list_(pa.string()),
-        doc="New failing test files that passed when rerun alone.",
-    ),
-    Column(
-        name="regression_files",
-        type=pa.list_(pa.string()),
-        doc="New failing test files that failed every rerun alone.",
-    ),
-    Column(
-        name="missing_files",
-        type=pa.list_(pa.string()),
-        doc="New failing test files that could not be run alone, or ran no test.",
-    ),
-    Column(
-        name="regressions",
-        type=pa.int32(),
-        doc="Tests that passed at base and fail after, in regression files.",
-    ),
-    Column(
-        name="first_failures",
-        type=pa.list_(FAILURE_TYPE),
-        doc="The first charged failures: file, test, message.",
-    ),
-    Column(
-        name="rerun_stats",
-        type=pa.list_(RERUN_TYPE),
-        doc="Per rerun file: reruns alone, passes, fails (the failing full run counted too), "
-        "and the Wilson 95% interval of its fail rate over every observation.",
-    ),
-    Column(
-        name="resolved",
-        type=pa.bool_(),
-        doc="The bench's must_pass and keep_passing tests passed after the arm, and nothing "
-        "regressed; null when the bench names none or its tests could not be judged.",
-    ),
-    Column(name="retryable", type=pa.bool_(), doc="Running the pilot again may succeed."),
-    Column(name="arm_exit_code", type=pa.int32(), doc="Exit code of the arm's command."),
-    Column(name="cost_usd", type=pa.float64(), doc="Cost the arm reported, in USD."),
-    Column(name="cost_source", type=pa.string(), doc="reported or missing: never invented."),
-    Column(name="sessions", type=pa.int32(), doc="Agent sessions the arm reported."),
-    Column(name="sessions_accepted", type=pa.int32(), doc="Sessions whose work was kept."),
-    Column(name="sessions_rejected", type=pa.int32(), doc="Sessions whose work was dropped."),
-    Column(name="feedback_rounds", type=pa.int32(), doc="Feedback rounds the arm reported."),
-    Column(name="over_budget", type=pa.bool_(), doc="The arm stopped at, or went past, its cap."),
-    Column(name="turns", type=pa.int32(), doc="Agent turns the arm reported."),
-    Column(
-        name="reported_flaky_files",
-        type=pa.list_(pa.string()),
-        doc="Flaky test files the tool itself reported.",
-    ),
-    Column(name="pid", type=pa.int64(), doc="Process id of the benchkit that ran the pilot."),
-    Column(name="host", type=pa.string(), doc="Host name of the machine that ran it."),
-    Column(
-        name="process_start",
-        type=pa.int64(),
-        doc="Start time of that process (clock ticks since boot), to tell a live run.",
-    ),
-    Column(
-        name="ci_status",
-        type=pa.string(),
-        doc="CI's verdict on the change, where known (imported records): ok or fail.",
-    ),
-    Column(
-        name="env_key",
-        type=pa.string(),
-        doc="Cache key of the environment the checks ran in; none: the caller's PATH.",
-    ),
-    Column(name="env_python", type=pa.string(), doc="Version and path of the checks' Python."),
-    Column(
-        name="env_packages",
-        type=pa.list_(pa.string()),
-        doc="name==version of every package in the checks' environment (venv).",
-    ),
-    Column(name="env_packages_digest", type=pa.string(), doc="Digest of env_packages."),
-    Column(name="baseline_key", type=pa.string(), doc="Key of the base checks' cache entry."),
-    Column(name="baseline_cached", type=pa.bool_(), doc="The base checks came from the cache."),
-    Column(name="worktree", type=pa.string(), doc="Worktree path; kept only with --keep."),
-    Column(name="artifacts", type=pa.string(), doc="Folder of the run's logs and agent.patch."),
-    Column(
-        name="sandbox",
-        type=pa.string(),
-        doc="What the arm and checks ran in: bwrap (bubblewrap) or none; null if not run here.",
-    ),
-    Column(
-        name="warnings",
-        type=pa.list_(pa.string()),
-        doc="What the run left out or could not do (a binary file with a secret, say).",
-    ),
-    Column(
-        name="launcher",
-        type=pa.string(),
-        doc="What ran the pilot: serial (benchkit's own process), processes (a worker, "
-        "`--jobs`) or ray (a Ray task); its worker is `host` and `pid`. Null if not run here.",
-    ),
-)
+KINDS: dict[str, pa.DataType] = {
+    "string": pa.string(),
+    "int32": pa.int32(),
+    "int64": pa.int64(),
+    "float64": pa.float64(),
+    "bool": pa.bool_(),
+    "timestamp": pa.timestamp("us", tz="UTC"),
+    "strings": pa.list_(pa.string()),
+    "pairs": pa.list_(pa.string()),  # (name, value) pairs, kept as NAME=VALUE
+    "failures": pa.list_(FAILURE_TYPE),
+    "reruns": pa.list_(RERUN_TYPE),
+}
+"""The kinds of column a record's field may be kept as, by name."""
+ANNOTATED: dict[object, str] = {
+    str: "string",
+    int: "int32",
+    float: "float64",
+    bool: "bool",
+    datetime: "timestamp",
+    tuple[str, ...]: "strings",
+}
+"""The kind a field's annotation gives, when its `stored` names none."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoredField:
+    """A record's field as the `runs` table keeps it: its own column (`name`, `kind`),
+    the stored fields of the record it holds (`part`), or computed columns."""
+
+    field: str
+    how: Stored
+    name: str = ""
+    kind: str = ""
+    part: type | None = None
+
+
+def _of_none(hint: object) -> object:
+    """`X | None` as `X`."""
+    args = [a for a in get_args(hint) if a is not type(None)]
+    return args[0] if get_origin(hint) in (Union, UnionType) and len(args) == 1 else hint
+
+
+_STORED_FIELDS: dict[type, tuple[StoredField, ...]] = {}  # by record: read once a process
+
+
+def stored_fields(record: type) -> tuple[StoredField, ...]:
+    """The fields of a record (a dataclass) the `runs` table keeps, in their order.
+    Raises TypeError naming a field whose kind its annotation cannot tell."""
+    if record not in _STORED_FIELDS:
+        _STORED_FIELDS[record] = _stored_fields(record)
+    return _STORED_FIELDS[record]
+
+
+def _stored_fields(record: type) -> tuple[StoredField, ...]:
+    hints = get_type_hints(record)
+    found = []
+    for f in fields(record):
+        how = f.metadata.get(STORED)
+        if not isinstance(how, Stored):
+            continue
+        hint = _of_none(hints[f.name])
+        if how.part:
+            assert isinstance(hint, type), f"{record.__name__}.{f.name}: a part is a record"
+            found.append(StoredField(field=f.name, how=how, part=hint))
+        elif how.columns:
+            found.append(StoredField(field=f.name, how=how))
+        else:
+            kind = how.kind or ANNOTATED.get(hint, "")
+            if kind not in KINDS:
+                raise TypeError(f"{record.__name__}.{f.name}: say its column's kind (stored)")
+            found.append(StoredField(field=f.name, how=how, name=how.name or f.name, kind=kind))
+    return tuple(found)
+
+
+def stored_columns(record: type) -> list[Column]:
+    """The `runs` columns a record's stored fields make, in their order."""
+    made: list[Column] = []
+    for sf in stored_fields(record):
+        if sf.part is not None:
+            made += stored_columns(sf.part)
+        elif sf.how.columns:
+            made += [Column(name=c.name, type=KINDS[c.kind], doc=c.doc) for c in sf.how.columns]
+        else:
+            made.append(Column(name=sf.name, type=KINDS[sf.kind], doc=sf.how.doc))
+    return made
+
+
+def run_columns(record: type = Run) -> tuple[Column, ...]:
+    """The `runs` table's declared columns: the key, the schema version, and what the
+    record's fields keep (see `benchkit.records.stored`)."""
+    key, *rest = stored_columns(record)
+    return (
+        key,
+        Column(name="schema_version", type=pa.int32(), doc="Version of this schema."),
+        *rest,
+    )
+
+
+RUN_COLUMNS: tuple[Column, ...] = run_columns()
 """The `runs` table; each bench check adds `<check>_status` and `<check>_count`."""
 
 CHECK_COLUMNS: tuple[Column, ...] = (

@@ -332,7 +332,7 @@ def test_markdown_cells_escape_pipes() -> None:
 
 
 def test_a_version_1_store_loads_through_the_upgrade() -> None:
-    store = Path(__file__).parent / "fixtures" / "store-v1"
+    store = ROOT / "tests" / "fixtures" / "store-v1"
     runs = benchkit.runs(store)
     assert runs["schema_version"].to_list() == [SCHEMA_VERSION] * 2
     assert runs["origin"].to_list() == ["pilot", "pilot"]
@@ -348,7 +348,7 @@ def test_a_version_1_store_loads_through_the_upgrade() -> None:
 
 
 def test_filters_apply_to_runs_and_their_tables(tmp_path: Path) -> None:
-    store = Path(__file__).parent / "fixtures" / "store-v1"
+    store = ROOT / "tests" / "fixtures" / "store-v1"
     assert benchkit.runs(store, arm="human").height == 1
     assert benchkit.runs(store, arm=["human", "replay:agent-a"], bench="demo").height == 2
     assert benchkit.runs(store, since=date(2099, 1, 1)).height == 0
@@ -653,7 +653,7 @@ def test_the_checks_plot_counts_the_tests_by_the_gate() -> None:
 
 def test_cli_plot_saves_a_png(tmp_path: Path) -> None:
     out = tmp_path / "wall.png"
-    store = Path(__file__).parent / "fixtures" / "store-v1"
+    store = ROOT / "tests" / "fixtures" / "store-v1"
     done = subprocess.run(
         [
             sys.executable,

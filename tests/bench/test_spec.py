@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +12,7 @@ from benchkit.bench.find import find_bench
 from benchkit.errors import BenchError
 from benchkit.workspace.cache import cache_dir
 from tests.conftest import DEMO, TinyRepo
+from tests.helpers import benchkit_cli
 
 GOOD = """\
 name = "ok"
@@ -119,13 +117,6 @@ def test_the_demo_bench_loads() -> None:
     assert [c.name for c in bench.file.checks] == ["install", "typecheck", "lint", "test", "build"]
 
 
-def _cli(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "BENCHKIT_STORE": str(store)}
-    return subprocess.run(
-        [sys.executable, "-m", "benchkit.cli", *args], capture_output=True, text=True, env=env
-    )
-
-
 @pytest.mark.parametrize(
     ("edit", "field"),
     [
@@ -150,7 +141,15 @@ def test_cli_exits_2_and_writes_nothing(
     assert callable(edit)
     tiny.bench_file.write_text(edit(tiny.bench_file.read_text()))
     store = tmp_path / "store"
-    done = _cli("pilot", "--bench", str(tiny.bench_dir), "--arm", "human", store=store)
+    done = benchkit_cli(
+        "pilot",
+        "--bench",
+        str(tiny.bench_dir),
+        "--arm",
+        "human",
+        module="benchkit.cli",
+        store=store,
+    )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1
@@ -160,8 +159,16 @@ def test_cli_exits_2_and_writes_nothing(
 
 def test_cli_unknown_arm_exits_2(tiny: TinyRepo, tmp_path: Path) -> None:
     store = tmp_path / "store"
-    done = _cli(
-        "pilot", "--bench", str(tiny.bench_dir), "--arm", "human", "--arm", "replay:zz", store=store
+    done = benchkit_cli(
+        "pilot",
+        "--bench",
+        str(tiny.bench_dir),
+        "--arm",
+        "human",
+        "--arm",
+        "replay:zz",
+        module="benchkit.cli",
+        store=store,
     )
     assert done.returncode == 2
     assert "replay:zz: no patch named 'zz'" in done.stderr
@@ -173,8 +180,16 @@ def test_a_max_cost_that_is_no_amount_is_refused(
     tiny: TinyRepo, tmp_path: Path, value: str
 ) -> None:
     store = tmp_path / "store"
-    done = _cli(
-        "pilot", "--bench", str(tiny.bench_dir), "--arm", "noop", "--max-cost", value, store=store
+    done = benchkit_cli(
+        "pilot",
+        "--bench",
+        str(tiny.bench_dir),
+        "--arm",
+        "noop",
+        "--max-cost",
+        value,
+        module="benchkit.cli",
+        store=store,
     )
     assert done.returncode == 2, done.stdout
     assert done.stderr.startswith("benchkit: max_cost: must be a finite amount of USD")

@@ -18,8 +18,9 @@ from benchkit.gate.junit import (
 )
 from benchkit.gate.runners import RUNNERS
 from benchkit.gate.summary import RunnerSummary, read_summary
+from tests.conftest import ROOT
 
-FIXTURES = Path(__file__).parent / "fixtures" / "junit"
+FIXTURES = ROOT / "tests" / "fixtures" / "junit"
 
 
 def _cases(name: str) -> list[tuple[str | None, str, str]]:

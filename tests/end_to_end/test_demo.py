@@ -15,11 +15,10 @@ from benchkit.bench.find import find_bench
 from benchkit.bench.sites import human_sites, parse_diff
 from benchkit.workspace.git import diff, prepare_repository
 from tests.conftest import DEMO, a_cache
+from tests.helpers import DEMO_BASE_SHA, DEMO_HUMAN_SHA
 
 # The demo's commits are built with a fixed author and fixed dates: the same on
 # every machine. A change to base/ or human.patch changes them, on purpose.
-DEMO_BASE_SHA = "597fbd18f27682a4d6d482b59349890dc30b496a"
-DEMO_HUMAN_SHA = "c52cb97581baee34d7bf979f706b5aece4e33811"
 ARMS = ["human", "noop", "replay:agent-a", "replay:agent-b", "fake-agent"]
 
 

@@ -2,37 +2,32 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import benchkit
 from tests.conftest import TinyRepo
-
-
-def _benchkit(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "BENCHKIT_STORE": str(store)}
-    return subprocess.run(
-        [sys.executable, "-m", "benchkit.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+from tests.helpers import benchkit_cli
 
 
 def test_benches_lists_the_demo(tmp_path: Path) -> None:
-    done = _benchkit("benches", store=tmp_path)
+    done = benchkit_cli("benches", module="benchkit.cli", store=tmp_path)
     assert done.returncode == 0
     assert done.stdout.startswith("demo ")
 
 
 def test_pilot_prints_a_line_per_run_and_a_table(tiny: TinyRepo, tmp_path: Path) -> None:
-    done = _benchkit(
-        "pilot", "--bench", str(tiny.bench_dir), "--arm", "human", "--arm", "noop", store=tmp_path
+    done = benchkit_cli(
+        "pilot",
+        "--bench",
+        str(tiny.bench_dir),
+        "--arm",
+        "human",
+        "--arm",
+        "noop",
+        module="benchkit.cli",
+        store=tmp_path,
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -55,17 +50,23 @@ def test_pilot_prints_a_line_per_run_and_a_table(tiny: TinyRepo, tmp_path: Path)
 def test_a_failed_run_exits_1_and_is_listed(tiny: TinyRepo, tmp_path: Path) -> None:
     bad = tmp_path / "bad.patch"
     bad.write_text("--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-a\n+b\n")
-    done = _benchkit(
-        "pilot", "--bench", str(tiny.bench_dir), "--arm", f"replay:{bad}", store=tmp_path
+    done = benchkit_cli(
+        "pilot",
+        "--bench",
+        str(tiny.bench_dir),
+        "--arm",
+        f"replay:{bad}",
+        module="benchkit.cli",
+        store=tmp_path,
     )
     assert done.returncode == 1
     assert "failed (patch)" in done.stdout
-    listed = _benchkit("runs", store=tmp_path)
+    listed = benchkit_cli("runs", module="benchkit.cli", store=tmp_path)
     assert listed.returncode == 0
     assert "failed (patch)" in listed.stdout
     assert len(benchkit.runs(tmp_path)) == 1
     run_id = benchkit.runs(tmp_path)["run_id"][0]
-    shown = _benchkit("evidence", run_id, store=tmp_path)
+    shown = benchkit_cli("evidence", run_id, module="benchkit.cli", store=tmp_path)
     assert shown.returncode == 0, shown.stderr
     row = shown.stdout.splitlines()[2]  # a run that never got its change in says so
     assert row.startswith(f"| replay:{bad} (failed: patch) | {run_id} |"), row
@@ -73,7 +74,7 @@ def test_a_failed_run_exits_1_and_is_listed(tiny: TinyRepo, tmp_path: Path) -> N
 
 def test_runs_on_an_empty_store(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
-    done = _benchkit("runs", store=tmp_path / "empty")
+    done = benchkit_cli("runs", module="benchkit.cli", store=tmp_path / "empty")
     assert done.returncode == 0
     assert done.stderr.strip() == "no runs"
 
@@ -81,28 +82,51 @@ def test_runs_on_an_empty_store(tmp_path: Path) -> None:
 def test_a_filter_no_run_matches_says_what_the_store_holds(tiny: TinyRepo, tmp_path: Path) -> None:
     """A typo in --set (or --arm, ...) is told apart from a store without runs."""
     for arm, run_set in (("human", "m1"), ("noop", "m2")):
-        ran = _benchkit(
-            "pilot", "--bench", str(tiny.bench_dir), "--arm", arm, "--set", run_set, store=tmp_path
+        ran = benchkit_cli(
+            "pilot",
+            "--bench",
+            str(tiny.bench_dir),
+            "--arm",
+            arm,
+            "--set",
+            run_set,
+            module="benchkit.cli",
+            store=tmp_path,
         )
         assert ran.returncode == 0, ran.stderr
     for command in ("runs", "status"):
-        done = _benchkit(command, "--set", "m3", store=tmp_path)
+        done = benchkit_cli(command, "--set", "m3", module="benchkit.cli", store=tmp_path)
         assert done.returncode == 0, done.stderr
         said = (done.stderr if command == "runs" else done.stdout).strip()
         assert said == "no runs: none has --set m3 (the store's: m1, m2)"
-    typo = _benchkit("runs", "--set", "m1", "--arm", "humn", "--bench", "tiny", store=tmp_path)
+    typo = benchkit_cli(
+        "runs",
+        "--set",
+        "m1",
+        "--arm",
+        "humn",
+        "--bench",
+        "tiny",
+        module="benchkit.cli",
+        store=tmp_path,
+    )
     assert typo.stderr.strip() == "no runs: none has --arm humn (the store's: human, noop)"
-    apart = _benchkit("runs", "--set", "m1", "--arm", "noop", store=tmp_path)
+    apart = benchkit_cli(
+        "runs", "--set", "m1", "--arm", "noop", module="benchkit.cli", store=tmp_path
+    )
     assert apart.stderr.strip() == "no runs: none has --arm noop and --set m1 together"
-    held = _benchkit("runs", "--set", "m1", store=tmp_path)
+    held = benchkit_cli("runs", "--set", "m1", module="benchkit.cli", store=tmp_path)
     assert held.returncode == 0 and "human" in held.stdout and "noop" not in held.stdout
 
 
 def test_a_filter_no_run_matches_lists_only_some_of_many_values(tmp_path: Path) -> None:
     csv = tmp_path / "runs.csv"
     csv.write_text("bench,arm,run_set\n" + "".join(f"b,a,s{n:02d}\n" for n in range(12)))
-    assert _benchkit("import", str(csv), store=tmp_path / "s").returncode == 0
-    done = _benchkit("runs", "--set", "s99", store=tmp_path / "s")
+    assert (
+        benchkit_cli("import", str(csv), module="benchkit.cli", store=tmp_path / "s").returncode
+        == 0
+    )
+    done = benchkit_cli("runs", "--set", "s99", module="benchkit.cli", store=tmp_path / "s")
     listed = "s00, s01, s02, s03, s04, s05, s06, s07, ... (12 in all)"
     assert done.stderr.strip() == f"no runs: none has --set s99 (the store's: {listed})"
 
@@ -125,7 +149,7 @@ def test_a_reading_command_on_a_store_folder_that_is_not_there_says_so(
 ) -> None:
     """A typo in --store is not an empty store: one line, exit 2, nothing made."""
     missing = tmp_path / "no-such-store"
-    done = _benchkit(*command, store=missing)
+    done = benchkit_cli(*command, module="benchkit.cli", store=missing)
     assert (done.returncode, done.stderr) == (
         2,
         f"benchkit: {missing}: BENCHKIT_STORE: no store here: the folder does not exist\n",
@@ -146,7 +170,7 @@ def test_pilot_runs_a_matrix_in_one_call(tiny: TinyRepo, tmp_path: Path) -> None
     (other / "bench.toml").write_text(text)
     args = ["--bench", str(tiny.bench_dir), "--bench", str(other), "--arm", "human"]
     args += ["--arm", "noop", "--model", "m1", "--model", "m2"]
-    done = _benchkit("pilot", *args, store=tmp_path / "s")
+    done = benchkit_cli("pilot", *args, module="benchkit.cli", store=tmp_path / "s")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     names = [line.split(":")[0] for line in lines[:8]]

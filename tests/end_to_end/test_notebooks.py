@@ -11,7 +11,9 @@ from pathlib import Path
 
 import nbformat
 
-NOTEBOOKS = Path(__file__).parent.parent / "notebooks"
+from tests.conftest import ROOT
+
+NOTEBOOKS = ROOT / "notebooks"
 PNG = "".join(  # one pixel
     [
         "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8Dw",

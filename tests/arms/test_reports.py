@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from benchkit.arms.failures import classify
@@ -12,7 +10,7 @@ from benchkit.bench.arm_file import ClaudeCodeReport, JsonPathReport, NoReport, 
 from benchkit.records import NO_REPORT, ArmReport
 from tests.conftest import ROOT
 
-SAMPLES = Path(__file__).parent / "fixtures" / "reports"
+SAMPLES = ROOT / "tests" / "fixtures" / "reports"
 
 
 def _sample(name: str) -> str:

@@ -6,8 +6,6 @@ the session), pinned by each bench's package-lock.json."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -16,7 +14,7 @@ import pytest
 import benchkit
 from benchkit.errors import BenchError
 from tests.conftest import ROOT, sh_git
-from tests.helpers import needs_node
+from tests.helpers import benchkit_cli, needs_node
 
 DEMO_NODE = ROOT / "benchkit" / "bundled" / "benches" / "demo-node"
 JEST = ROOT / "tests" / "fixtures" / "node-jest"
@@ -28,19 +26,10 @@ pytestmark = [
 ]
 
 
-def _benchkit(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "benchkit", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
 def test_the_demo_node_bench_of_four_arms(tmp_path: Path) -> None:
     store = tmp_path / "store"
     arms = ["human", "noop", "replay:agent-a", "replay:agent-b"]
-    done = _benchkit(
+    done = benchkit_cli(
         "pilot", "--bench", "demo-node", *[f"--arm={a}" for a in arms], "--store", str(store)
     )
     assert done.returncode == 0, done.stderr
@@ -67,7 +56,7 @@ def test_the_demo_node_bench_of_four_arms(tmp_path: Path) -> None:
     first, *later = benchkit.runs(store)["environment_s"].to_list()
     assert max(later) < 0.1 * first, (first, later)
     assert str(runs["human"]["env_python"]).startswith("node v")
-    listed = _benchkit("env", "list").stdout.splitlines()
+    listed = benchkit_cli("env", "list").stdout.splitlines()
     assert any(line.startswith("node-") and "  node v" in line for line in listed), listed
     assert not any(line.startswith("node-") and "python" in line for line in listed), listed
 
@@ -125,11 +114,11 @@ def test_ab_and_probe_on_a_vitest_repository(tmp_path: Path) -> None:
     vitest = ["vitest", "run", "--reporter=default", "--reporter=junit", "--outputFile={report}"]
     common = ["--repo", str(repo), "--base", "main", "--head", "change", "--bench", "demo-node"]
     store = ["--store", str(tmp_path / "store")]
-    ab = _benchkit("ab", *common, *store, "--fail-on-flip", "--", *vitest)
+    ab = benchkit_cli("ab", *common, *store, "--fail-on-flip", "--", *vitest)
     assert ab.returncode == 1, ab.stderr  # a test passed at base and fails at head
     assert "| test/tax.test.ts::tax > rounds half a cent up | passed | failed |" in ab.stdout
     assert "| test/ledger-v2.test.ts::test/ledger-v2.test.ts | absent | error |" in ab.stdout
     assert "node v" in ab.stdout  # what ran the tests: the bench's node
-    probe = _benchkit("probe", *common, *store, "--", *vitest, "test/tax.test.ts")
+    probe = benchkit_cli("probe", *common, *store, "--", *vitest, "test/tax.test.ts")
     assert probe.returncode == 0, probe.stderr
     assert "| test/tax.test.ts::tax > rounds half a cent up | failed | passed |" in probe.stdout

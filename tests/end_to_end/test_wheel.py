@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, sh_git
-from tests.test_demo import DEMO_BASE_SHA, DEMO_HUMAN_SHA
+from tests.helpers import DEMO_BASE_SHA, DEMO_HUMAN_SHA
 
 LEFT_OUT = (".git", ".venv", "build", "dist", "data", "*.egg-info", "__pycache__", ".*_cache")
 

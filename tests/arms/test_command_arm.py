@@ -21,7 +21,7 @@ from benchkit.workspace.cache import cache_dir
 from tests.conftest import ROOT, TinyRepo
 
 FAKE_AGENT = ROOT / "benchkit" / "bundled" / "arms" / "fake-agent" / "fake_agent.py"
-UPGRADER = Path(__file__).parent / "fakes" / "upgrader"
+UPGRADER = ROOT / "tests" / "fakes" / "upgrader"
 SECRET = "sk-test-5ecr3t-ZQ81x"
 
 TINY_PLAN = {

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import os
 import pickle
 import subprocess
 import sys
@@ -20,13 +19,13 @@ import benchkit
 from benchkit import errors
 from benchkit.cli.options import Benchkit
 from tests.conftest import ROOT, TinyRepo
-from tests.test_house import modules
+from tests.helpers import benchkit_cli, benchkit_modules
 
 HEAVY = ("polars", "pandas", "pyarrow", "numpy", "matplotlib")
 
 
 def test_all_holds_exactly_the_public_names() -> None:
-    for name in modules(ROOT):
+    for name in benchkit_modules(ROOT):
         importlib.import_module(name)  # every submodule loaded: none may leak a name
     for name in benchkit.__all__:
         getattr(benchkit, name)
@@ -42,7 +41,7 @@ def test_all_holds_exactly_the_public_names() -> None:
 
 
 def test_no_public_function_is_shadowed_by_a_module() -> None:
-    for name in modules(ROOT):
+    for name in benchkit_modules(ROOT):
         importlib.import_module(name)
     for name in benchkit.__all__:
         assert not isinstance(getattr(benchkit, name), ModuleType), name
@@ -134,17 +133,6 @@ def test_pilots_and_a_read_never_load_pandas(tiny: TinyRepo, tmp_path: Path) -> 
     assert "pandas" not in _loaded("-m", "benchkit", "runs", "--store", store)
 
 
-def _benchkit(*args: str, cwd: Path, store: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "benchkit", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "BENCHKIT_STORE": str(store)},
-        timeout=120,
-    )
-
-
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -170,10 +158,10 @@ def test_a_users_mistake_is_one_line_and_exit_2(
 ) -> None:
     store = tmp_path / "store"
     (tmp_path / "runs.csv").write_text("bench,arm,wall_s\nb1,a1,1.5\n")
-    assert _benchkit("import", "runs.csv", cwd=tmp_path, store=store).returncode == 0
+    assert benchkit_cli("import", "runs.csv", cwd=tmp_path, store=store).returncode == 0
     (tmp_path / "runs.csv").write_text("bench,arm,speed\nb1,a1,fast\n")
     (tmp_path / "a-file").write_text("")
-    done = _benchkit(*args, cwd=tmp_path, store=store)
+    done = benchkit_cli(*args, cwd=tmp_path, store=store)
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("benchkit: ") and message in done.stderr, done.stderr
     assert len(done.stderr.splitlines()) == 1, done.stderr

@@ -20,27 +20,17 @@ from benchkit.store.heartbeat import STALE_AFTER_S, Beat, read_beats, write_beat
 from benchkit.store.parquet import update_run
 from benchkit.workspace.cache import TRASH, cache_dir
 from tests.conftest import TinyRepo
-
-FIGURES = ("sites_covered", "sites_matched", "sites_unrelated", "test_verdict", "lint_status")
-
-
-def _two_benches(tiny: TinyRepo, tmp_path: Path) -> list[str]:
-    other = tmp_path / "bench2"
-    other.mkdir()
-    text = tiny.bench_file.read_text().replace('name = "tiny"', 'name = "tiny2"')
-    (other / "bench.toml").write_text(text)
-    return [str(tiny.bench_dir), str(other)]
+from tests.helpers import FIGURES, alive, benchkit_cli, pgrep, two_benches
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "benchkit", "pilot", *args]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    return benchkit_cli("pilot", *args)
 
 
 def test_a_matrix_in_two_workers_records_what_one_process_does(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
-    benches = _two_benches(tiny, tmp_path)
+    benches = two_benches(tiny.bench_file, tmp_path)
     matrix = [a for b in benches for a in ("--bench", b)]
     matrix += ["--arm", "human", "--arm", "noop", "--trials", "2"]
     done = _cli(*matrix, "--jobs", "2", "--store", str(tmp_path / "jobs"))
@@ -61,11 +51,6 @@ def test_a_matrix_in_two_workers_records_what_one_process_does(
     )
 
 
-def _pgrep(pattern: str) -> list[int]:
-    done = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
-    return [int(p) for p in done.stdout.split() if int(p) != os.getpid()]
-
-
 def test_a_sigkilled_benchkit_leaves_no_worker_and_no_arm(tiny: TinyRepo, tmp_path: Path) -> None:
     token = f"sleep 53.{os.getpid()}"
     arm = tmp_path / "sleepy.toml"
@@ -78,21 +63,21 @@ def test_a_sigkilled_benchkit_leaves_no_worker_and_no_arm(tiny: TinyRepo, tmp_pa
     )
     try:
         deadline = time.monotonic() + 180
-        while len(_pgrep(token)) < 2 and time.monotonic() < deadline:
+        while len(pgrep(token)) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert len(_pgrep(token)) >= 2, "the two arms did not start"
+        assert len(pgrep(token)) >= 2, "the two arms did not start"
         workers = [int(p) for p in _children(proc.pid)]
         proc.kill()
         proc.wait()
         deadline = time.monotonic() + 30
-        while (_pgrep(token) or any(_alive(w) for w in workers)) and time.monotonic() < deadline:
+        while (pgrep(token) or any(alive(w) for w in workers)) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert _pgrep(token) == []
-        assert not [w for w in workers if _alive(w)]
+        assert pgrep(token) == []
+        assert not [w for w in workers if alive(w)]
         runs = benchkit.runs(store)  # each worker recorded its run as it stopped
         assert sorted(runs["status"]) == ["interrupted", "interrupted"]
     finally:
-        for pid in _pgrep(token):
+        for pid in pgrep(token):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
 
@@ -122,16 +107,16 @@ def test_ctrl_c_to_the_whole_group_stops_every_arm_and_records_every_run(
     )
     try:
         deadline = time.monotonic() + 180
-        while len(_pgrep(token)) < 4 and time.monotonic() < deadline:  # sh and sleep, twice
+        while len(pgrep(token)) < 4 and time.monotonic() < deadline:  # sh and sleep, twice
             time.sleep(0.1)
-        assert len(_pgrep(token)) >= 4, "the two arms did not start"
+        assert len(pgrep(token)) >= 4, "the two arms did not start"
         os.killpg(proc.pid, signal.SIGINT)
         _, said = proc.communicate(timeout=30)  # the arms' grace, not their sleep's end
         assert proc.returncode == 130, said
         deadline = time.monotonic() + 10
-        while _pgrep(token) and time.monotonic() < deadline:
+        while pgrep(token) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert _pgrep(token) == []  # killed after their grace, not left behind
+        assert pgrep(token) == []  # killed after their grace, not left behind
         runs = benchkit.runs(store)
         assert sorted(runs["status"]) == ["interrupted", "interrupted"], said
         assert said.strip().endswith("each pilot at work was recorded, as interrupted")
@@ -140,21 +125,13 @@ def test_ctrl_c_to_the_whole_group_stops_every_arm_and_records_every_run(
     finally:
         proc.kill()
         proc.wait()
-        for pid in _pgrep(token):
+        for pid in pgrep(token):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
 
 
 def _children(pid: int) -> list[str]:
     return subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
@@ -194,7 +171,7 @@ def test_status_shows_a_running_pilot_by_its_heartbeat(tiny: TinyRepo, tmp_path:
     )
     try:
         deadline = time.monotonic() + 120
-        while not _pgrep(token) and time.monotonic() < deadline:
+        while not pgrep(token) and time.monotonic() < deadline:
             time.sleep(0.1)
         [beat] = read_beats(store).values()
         time.sleep(1)
@@ -227,7 +204,7 @@ def test_status_shows_a_running_pilot_by_its_heartbeat(tiny: TinyRepo, tmp_path:
         assert shown.stdout.splitlines()[0] == "1 runs: 1 interrupted"
     finally:
         proc.kill()
-        for pid in _pgrep(token):
+        for pid in pgrep(token):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
 

@@ -3,9 +3,11 @@ each holding exactly its declared columns; a row that does not is an error."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -16,6 +18,7 @@ from benchkit.gate.junit import CaseResult
 from benchkit.gate.summary import RunnerSummary
 from benchkit.gate.verdict import FileReruns, FirstFailure, GateResult
 from benchkit.records import (
+    PHASES,
     ArmReport,
     CheckResult,
     EnvironmentUsed,
@@ -25,12 +28,13 @@ from benchkit.records import (
     SessionReport,
     SiteResult,
     TestRecord,
+    stored,
 )
 from benchkit.run.baseline import Baseline, save
 from benchkit.store.imports import import_runs
 from benchkit.store.parquet import RowError, write_run, write_table
-from benchkit.store.rows import PHASES, check_rows, run_row
-from benchkit.store.schema import TABLES, check_columns, table_schema
+from benchkit.store.rows import check_rows, run_row
+from benchkit.store.schema import RUN_COLUMNS, TABLES, check_columns, run_columns, table_schema
 from benchkit.store.store import Store
 
 CASE = CaseResult(
@@ -276,3 +280,46 @@ def test_a_missing_key_is_an_error(tmp_path: Path) -> None:
     del row["wall_s"]
     with pytest.raises(RowError, match=r"unknown none, missing \['wall_s'\]"):
         write_table(tmp_path, "runs", "r1", [row], table_schema("runs", ("test",)))
+
+
+DECLARED_RUNS = {c.name for c in RUN_COLUMNS}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunWithTokens(Run):
+    """A run with one more field, as a change to `Run` would add it."""
+
+    tokens: int | None = field(
+        default=None, metadata=stored("Tokens the arm's model read and wrote.", kind="int64")
+    )
+
+
+def test_a_field_added_to_run_is_a_documented_column_of_the_runs_table(tmp_path: Path) -> None:
+    """One field with `stored(...)`, written in one place: its column is declared with
+    its type and doc, filled in the row, and written to and read from Parquet."""
+    columns = run_columns(RunWithTokens)
+    [added] = [c for c in columns if c.name == "tokens"]
+    assert (added.type, added.doc) == (pa.int64(), "Tokens the arm's model read and wrote.")
+    assert [c.name for c in columns if c.name != "tokens"] == [c.name for c in RUN_COLUMNS]
+    base = a_full_run()
+    run = RunWithTokens(**{f.name: getattr(base, f.name) for f in fields(Run)}, tokens=1234)
+    row = run_row(run)
+    assert row["tokens"] == 1234
+    schema = pa.schema(
+        [pa.field(c.name, c.type, metadata={"doc": c.doc}) for c in columns]
+        + [f for f in table_schema("runs", run.check_names) if f.name not in DECLARED_RUNS]
+    )
+    write_table(tmp_path, "runs", run.run_id, [row], schema)
+    assert _only(tmp_path / "runs" / f"{run.run_id}.parquet")["tokens"] == 1234
+    assert schema.field("tokens").metadata == {b"doc": b"Tokens the arm's model read and wrote."}
+
+
+def test_every_stored_field_of_a_run_is_one_declared_column() -> None:
+    """The `runs` columns are Run's fields, in their order, each with its doc: no column
+    declared apart from a field, none filled by no field."""
+    names = [c.name for c in RUN_COLUMNS]
+    assert len(names) == len(set(names))
+    assert all(c.doc for c in RUN_COLUMNS)
+    assert set(run_row(a_full_run())) == set(names) | {
+        n for c in a_full_run().check_names for n in (f"{c}_status", f"{c}_count")
+    }

@@ -18,8 +18,7 @@ from benchkit.run.events import Event, StageBegun
 from benchkit.run.recovery import RecoveryWarning
 from benchkit.store.heartbeat import read_beats
 from tests.conftest import TinyRepo
-from tests.helpers import needs_bwrap
-from tests.test_workers import FIGURES, _alive, _pgrep, _two_benches
+from tests.helpers import FIGURES, alive, needs_bwrap, pgrep, two_benches
 
 pytest.importorskip("ray", reason="Ray is in the development install: pip install -e '.[dev]'")
 
@@ -29,7 +28,7 @@ pytestmark = pytest.mark.ray
 def test_a_matrix_on_a_local_ray_cluster_records_what_one_process_does(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
-    benches = _two_benches(tiny, tmp_path)
+    benches = two_benches(tiny.bench_file, tmp_path)
     seen: list[tuple[str, str, bool]] = []
 
     def beats(event: Event) -> None:  # the heartbeat of a pilot at work, as it is told
@@ -108,22 +107,22 @@ def test_a_sigkilled_benchkit_on_a_local_ray_cluster_leaves_no_worker_and_no_arm
         proc.kill()
         proc.wait()
         deadline = time.monotonic() + 30
-        while (_pgrep(token) or any(map(_alive, tasks))) and time.monotonic() < deadline:
+        while (pgrep(token) or any(map(alive, tasks))) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert _pgrep(token) == [] and not [t for t in tasks if _alive(t)]
+        assert pgrep(token) == [] and not [t for t in tasks if alive(t)]
         with pytest.warns(RecoveryWarning, match="now crashed"):
             benchkit.recover(store)  # the next benchkit judges them: their worker is gone
         runs = benchkit.runs(store)
         assert sorted(runs["status"]) == ["crashed", "crashed"]
     finally:
-        for pid in _pgrep(token):
+        for pid in pgrep(token):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
 
 
 def _at_work(pid: int, token: str) -> bool:
     """Whether `pid` is a Ray task of a pilot whose arm runs `token`."""
-    mine = set(_pgrep(token))
+    mine = set(pgrep(token))
     return "_pilot_task" in _cmdline(pid) and any(d in mine for d in _descendants(pid))
 
 

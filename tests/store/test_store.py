@@ -32,6 +32,7 @@ from benchkit.store.parquet import (
 )
 from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, TABLES, table_schema
 from tests.conftest import TinyRepo
+from tests.helpers import benchkit_cli
 
 
 def test_every_column_is_declared_once_with_a_meaning() -> None:
@@ -389,12 +390,7 @@ def test_a_running_run_is_not_compacted(tiny: TinyRepo, tmp_path: Path) -> None:
 
 
 def _cli(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "benchkit", *args, "--store", str(store)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return benchkit_cli(*args, "--store", str(store))
 
 
 def test_a_file_of_the_wrong_schema_is_skipped_once_by_reads_and_compaction(
