@@ -58,6 +58,7 @@ def _child(out: Path, argv: list[str]) -> None:
     import benchkit.change.probe
     import benchkit.run.launch
     import benchkit.run.pilot
+    import benchkit.run.record
     import benchkit.workspace.environment
     import benchkit.workspace.git
     import benchkit.workspace.proc
@@ -125,7 +126,7 @@ def _child(out: Path, argv: list[str]) -> None:
 
         return lapped
 
-    wrap(benchkit.run.pilot._Clock, "lap", lapping)
+    wrap(benchkit.run.record.Clock, "lap", lapping)
     execute = benchkit.run.pilot.execute_plan  # as the launcher calls it
 
     def executed(*args: Any, **kwargs: Any) -> Any:

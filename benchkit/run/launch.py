@@ -25,9 +25,9 @@ from benchkit.run.claims import claim, release
 from benchkit.run.events import Planned, Sink, ignore
 from benchkit.run.launcher import Launched
 from benchkit.run.launchers import make_launcher
-from benchkit.run.pilot import benchkit_version
 from benchkit.run.plan import Plan, plan
 from benchkit.run.progress import Ledger, fan, read_matrices, shown
+from benchkit.run.record import benchkit_version
 from benchkit.run.recovery import recover_then_read
 from benchkit.run.sets import Needed, changed, fresh_name, needed
 from benchkit.store.query import pick_runs

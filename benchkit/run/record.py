@@ -1,0 +1,257 @@
+"""A pilot's record: what it has seen so far (`PilotState`, its clock) and the one run
+it becomes, written whole even on a full disk."""
+
+from __future__ import annotations
+
+import errno
+import shutil
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+from benchkit.arms.protocol import ArmOutcome, Secretive
+from benchkit.bench.sites import EMPTY_COVERAGE, Coverage
+from benchkit.errors import StoreError
+from benchkit.gate.verdict import GateResult
+from benchkit.records import (
+    ArmReport,
+    CheckResult,
+    EnvironmentUsed,
+    LauncherName,
+    Owner,
+    Run,
+    RunStatus,
+    TestRecord,
+)
+from benchkit.run.baseline import Baseline
+from benchkit.run.plan import Plan
+from benchkit.run.scoring import Ahead, PatchAhead, site_results
+from benchkit.store.store import Store
+from benchkit.workspace.environment import (
+    Instance,
+    env_copy_of,
+)
+from benchkit.workspace.recipe import Environment
+from benchkit.workspace.sandbox import PROCESSES, Sandbox, make_sandbox
+
+
+@cache
+def benchkit_version() -> str:
+    """The version of the installed benchkit that runs the pilot."""
+    return metadata.version("benchkit")
+
+
+def new_run_id(now: datetime) -> str:
+    return f"{now:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+
+
+class Clock:
+    """A pilot's phases, from its start: every moment belongs to one (the time between
+    two stages to the one before), so that they sum to its wall time. Before the first
+    stage is `start`."""
+
+    def __init__(self) -> None:
+        self.phases: dict[str, float] = {}
+        self.mark = time.perf_counter()
+        self.current = "start"
+
+    def lap(self, name: str) -> None:
+        """The current phase ends now, and `name` begins."""
+        now = time.perf_counter()
+        self.phases[self.current] = round(self.phases.get(self.current, 0.0) + now - self.mark, 4)
+        self.mark, self.current = now, name
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        self.lap(name)
+        yield
+
+
+NOT_RUN = ArmOutcome(ok=False, failure_kind="other", detail="the arm did not run")
+
+
+@dataclass(kw_only=True)
+class PilotState:
+    """What a pilot has seen so far; whatever happens, it becomes one run record."""
+
+    plan: Plan
+    run_id: str
+    started_at: datetime
+    artifacts: Path
+    folder: Path  # everything the pilot makes outside the store; removed at cleanup
+    clock: Clock
+    tree: str
+    store: Store
+    owner: Owner
+    launcher: LauncherName
+    status: RunStatus = "failed"
+    outcome: ArmOutcome = NOT_RUN
+    checks: list[CheckResult] = field(default_factory=list)
+    tests: list[TestRecord] = field(default_factory=list)
+    baseline: Baseline | None = None
+    gate: GateResult | None = None
+    environment: Environment | None = None
+    instance: Instance | None = None
+    arm_change: Ahead | None = None  # the arm's tree and its diff, parsed ahead
+    arm_patch: PatchAhead | None = None  # and its patch, read ahead
+    resolved: bool | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def logs(self) -> Path:
+        return self.artifacts / "logs"
+
+    @property
+    def worktree(self) -> Path:
+        return self.folder / "tree"
+
+    @property
+    def base_tree(self) -> Path:
+        return self.folder / "base"
+
+    @property
+    def home(self) -> Path:
+        return self.folder / "home"
+
+    @property
+    def git_dir(self) -> Path:
+        """benchkit's own git folder, for the snapshots of the worktree and their diff."""
+        return self.folder / "git"
+
+    @property
+    def env_copy(self) -> Path:
+        return env_copy_of(self.worktree)
+
+    @property
+    def sandbox(self) -> Sandbox:
+        box = sandbox_of(self.plan, self.folder, "tree")
+        return box.with_read_only(self.instance.binds) if self.instance else box
+
+    @property
+    def secrets(self) -> list[str]:
+        arm = self.plan.arm
+        return arm.secrets() if isinstance(arm, Secretive) else []
+
+
+def sandbox_of(p: Plan, folder: Path, tree: str) -> Sandbox:
+    """The sandbox of a pilot's tree (`tree`, its worktree, or `base`): its HOME and tmp
+    beside it, the pilot's process ledger for `recover`."""
+    return make_sandbox(
+        p.sandbox,
+        tree=folder / tree,
+        home=folder / ("home" if tree == "tree" else f"{tree}-home"),
+        tmp=folder / ("tmp" if tree == "tree" else f"{tree}-tmp"),
+        ledger=folder / PROCESSES,
+        run_id=folder.name,
+    )
+
+
+def run_record(pilot: PilotState, coverage: Coverage | None, keep: bool) -> Run:
+    """The run as it stands; without coverage, the `running` record of a pilot at work."""
+    p = pilot.plan
+    ok = pilot.status in ("ok", "running")
+    coverage = coverage or EMPTY_COVERAGE
+    return Run(
+        run_id=pilot.run_id,
+        spec=p.spec,
+        bench=p.bench.name,
+        bench_path=str(p.bench.path),
+        status=pilot.status,
+        failure_kind=None if ok else pilot.outcome.failure_kind,
+        failure_detail=None if ok else pilot.outcome.detail,
+        base_sha=p.repository.base_sha,
+        human_sha=p.repository.human_sha,
+        benchkit_version=benchkit_version(),
+        started_at=pilot.started_at,
+        phases=dict(pilot.clock.phases),
+        sites_total=coverage.total,
+        sites_covered=coverage.covered,
+        sites_matched=coverage.matched,
+        sites_unrelated=coverage.unrelated,
+        files_recall=coverage.files_recall,
+        files_precision=coverage.files_precision,
+        diff_lines=coverage.arm_lines,
+        worktree=str(pilot.worktree) if keep or pilot.status == "running" else None,
+        artifacts=str(pilot.artifacts),
+        checks=tuple(pilot.checks),
+        sites=site_results(coverage),
+        tests=tuple(pilot.tests),
+        gate=pilot.gate,
+        resolved=pilot.resolved,
+        baseline_key=pilot.baseline.key if pilot.baseline else None,
+        baseline_cached=pilot.baseline.cached if pilot.baseline else False,
+        retryable=None if ok else pilot.outcome.retryable,
+        arm_exit_code=pilot.outcome.exit_code,
+        report=pilot.outcome.report,
+        owner=pilot.owner,
+        origin="simulated" if getattr(p.arm, "simulated", False) else "pilot",
+        check_names=tuple(c.name for c in p.bench.file.checks),
+        environment=EnvironmentUsed(
+            key=p.recipe.key,
+            python=p.recipe.described_python,
+            packages=pilot.environment.packages if pilot.environment else None,
+            packages_digest=pilot.environment.packages_digest if pilot.environment else None,
+        ),
+        sandbox=p.sandbox,
+        warnings=(*pilot.warnings, *report_said(pilot.outcome.report)),
+        launcher=pilot.launcher,
+        bench_digest=p.bench_digest,
+        arm_digest=p.arm_digest,
+    )
+
+
+def written(pilot: PilotState, run: Run, *, last: bool) -> Run:
+    """The run as stored: its detail tables, or with `last` its `runs` row. On a full
+    store, the record matters more than the logs, which are removed to make room, and
+    the run says so."""
+    store = pilot.store
+    write = store.record_row if last else store.record_details
+    try:
+        write(run)
+    except OSError as exc:
+        if exc.errno not in FULL:
+            if last:
+                store.forget_details(run.run_id)  # all of the record, or none
+            raise
+        shutil.rmtree(pilot.artifacts, ignore_errors=True)
+        detail = f"no space left on {store.path}; its logs were removed to record the run"
+        run = replace(run, status="failed", failure_kind="disk", failure_detail=detail)
+        try:
+            write(run)
+        except OSError as again:
+            store.forget_details(run.run_id)  # its `running` row alone stays
+            if again.errno not in FULL:
+                raise
+            raise StoreError(
+                store.path,
+                "",
+                f"cannot record run {run.run_id}: no space left, even with its logs removed; "
+                "it reads as crashed once there is room",
+            ) from None
+    return run
+
+
+def report_said(report: ArmReport) -> tuple[str, ...]:
+    """Why the arm's report gave no figure (unreadable, a cost that is none), if so."""
+    return (f"arm report: {report.problem}",) if report.problem else ()
+
+
+FULL = (errno.ENOSPC, errno.EDQUOT)  # no room left: the disk's, or the user's quota
+
+
+def no_space(exc: OSError) -> str:
+    where = Path(exc.filename).parent if exc.filename else None
+    return f"no space left on {where}" if where else "no space left on the device"
+
+
+def failure_of(exc: Exception) -> ArmOutcome:
+    """How an error of benchkit's own ends the pilot: a full disk says where."""
+    if isinstance(exc, OSError) and exc.errno in FULL:
+        return ArmOutcome(ok=False, failure_kind="disk", detail=no_space(exc), retryable=True)
+    return ArmOutcome(ok=False, failure_kind="other", detail=f"benchkit: {exc}")
