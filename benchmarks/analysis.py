@@ -37,7 +37,7 @@ import pandas as pd
 import pyarrow as pa
 
 import benchkit as bk
-from benchkit.analysis.compare import NOT_THE_ARMS as STOPPED
+from benchkit.analysis.metrics import NOT_THE_ARMS as STOPPED
 from benchkit.analysis.stats import bootstrap_mean
 from benchkit.store.parquet import write_arrow
 from benchkit.store.schema import SCHEMA_VERSION, table_schema

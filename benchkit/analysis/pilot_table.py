@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchkit.analysis.markdown import NONE, Markdown, markdown_table
+from benchkit.analysis.metrics import CHECKS
 
-CHECKS = ("install", "typecheck", "lint", "test", "build")
 COUNT_WORDS = {"test": "fail"}  # `1 fail`; every other check counts errors
 
 

@@ -18,7 +18,8 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from benchkit.analysis.compare import CHECKS, compare
+from benchkit.analysis.compare import compare
+from benchkit.analysis.metrics import CHECKS
 from benchkit.errors import UsageError
 from benchkit.store.query import RunsLike, runs_frame
 

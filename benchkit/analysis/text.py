@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from benchkit.analysis.metrics import CHECKS
+
 CHECK_MARK = {"ok": "ok", "fail": "FAIL", "timeout": "TIME", "missing": "miss", None: "-"}
-CONVENTIONAL_CHECKS = ("install", "typecheck", "lint", "test", "build")
 NOT_CHECKS = {"ci_status"}  # CI's verdict, not a check of the bench
 
 
@@ -15,7 +16,7 @@ def check_names(row: Mapping[str, Any]) -> list[str]:
     names = [
         k.removesuffix("_status") for k in row if k.endswith("_status") and k not in NOT_CHECKS
     ]
-    ordered = [c for c in CONVENTIONAL_CHECKS if c in names]
+    ordered = [c for c in CHECKS if c in names]
     return ordered + sorted(set(names) - set(ordered))
 
 

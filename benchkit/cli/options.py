@@ -14,8 +14,8 @@ import click
 
 from benchkit.analysis.text import table, tests_block
 from benchkit.errors import BenchkitError, UsageError
-from benchkit.workspace.proc import Terminated, interrupts
 from benchkit.workspace.sandbox import choices as sandbox_choices
+from benchkit.workspace.signals import Terminated, interrupts
 
 if TYPE_CHECKING:
     import polars as pl

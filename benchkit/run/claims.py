@@ -22,7 +22,7 @@ from pathlib import Path
 from benchkit.run.plan import Plan
 from benchkit.store.atomic import temporary_file
 from benchkit.store.store import Store
-from benchkit.workspace.proc import alive, process_start
+from benchkit.workspace.processes import alive, process_start
 
 
 def _path(store: Store, p: Plan) -> Path:

@@ -57,9 +57,11 @@ from benchkit.workspace.git import (
     reader,
     snapshot,
 )
-from benchkit.workspace.proc import ProcError, deferred_interrupts, process_start
+from benchkit.workspace.proc import ProcError
+from benchkit.workspace.processes import process_start
 from benchkit.workspace.recipe import EnvironmentFailure
 from benchkit.workspace.sandbox import SECRETS
+from benchkit.workspace.signals import deferred_interrupts
 
 
 def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:

@@ -24,7 +24,7 @@ from typing import IO, Any
 from benchkit.run.events import Event, Planned, Recorded, Sink, StageBegun
 from benchkit.store.atomic import replace_whole
 from benchkit.store.store import Store
-from benchkit.workspace.proc import alive, process_start
+from benchkit.workspace.processes import alive, process_start
 
 BAR = 24  # characters of the bar
 

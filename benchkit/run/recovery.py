@@ -28,7 +28,8 @@ from benchkit.store.heartbeat import STALE_AFTER_S
 from benchkit.store.store import Store
 from benchkit.workspace.cache import discard
 from benchkit.workspace.git import diff, snapshot
-from benchkit.workspace.proc import ProcError, alive, group_members
+from benchkit.workspace.proc import ProcError
+from benchkit.workspace.processes import alive, group_members
 from benchkit.workspace.sandbox import PILOT_MARK, PROCESSES, SECRETS
 
 

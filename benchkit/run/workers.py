@@ -18,7 +18,7 @@ from benchkit.run.launcher import Launched, Launcher, Serial
 from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import Plan
 from benchkit.store.store import Store
-from benchkit.workspace.proc import Terminated, terminated, worker_started
+from benchkit.workspace.signals import Terminated, terminated, worker_started
 
 _EVENTS: list[Sink] = []  # in a worker process: where its pilot's events go
 

@@ -2,14 +2,13 @@
 
 Each command runs in its own process group, so a timeout or an interrupt stops the
 command and everything it started: SIGTERM to the group, then SIGKILL to whatever is
-left after a grace period. SIGTERM sent to benchkit itself becomes an exception
-like Ctrl-C's, so that the run in progress is recorded before benchkit exits.
+left after a grace period (signals to benchkit itself: `benchkit.workspace.signals`;
+which process is which: `benchkit.workspace.processes`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import math
 import os
@@ -19,17 +18,17 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import IO
 
 from benchkit.records import SECRET_MARK, redact
+from benchkit.workspace.processes import SETTLE_S, group_left, process_start
 from benchkit.workspace.sandbox import Sandbox
+from benchkit.workspace.signals import deferred_interrupts
 
 GRACE_S = 10.0
-SETTLE_S = 0.05  # what a command that exited leaves has this long to end of itself
 # A poll(2) at a time. A signal the kernel hands another thread (one whose main thread
 # has a signal pending already: a worker's Ctrl-C, then benchkit's SIGTERM) leaves the
 # main thread asleep in its poll: its handler runs once the poll returns.
@@ -52,12 +51,6 @@ class ProcError(RuntimeError):
         )
 
 
-class Terminated(KeyboardInterrupt):
-    """benchkit received SIGTERM: handled like Ctrl-C, with its own exit code."""
-
-    exit_code = 128 + signal.SIGTERM
-
-
 @dataclass(frozen=True, kw_only=True)
 class Finished:
     """How a command ended."""
@@ -75,30 +68,6 @@ def _argv(command: Command) -> list[str]:
 def program(command: Command) -> str:
     """The program a command starts (a shell line's: the shell)."""
     return _argv(command)[0]
-
-
-def group_members(pgid: int) -> list[int]:
-    """Live (not zombie) processes of a process group."""
-    proc_root = Path("/proc")
-    if not proc_root.is_dir():
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return []
-        return [pgid]
-    members = []
-    for entry in proc_root.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == pgid:
-            members.append(int(entry.name))
-    return members
 
 
 def stop_group(proc: subprocess.Popen[bytes], grace_s: float = GRACE_S) -> None:
@@ -329,95 +298,6 @@ def waited(proc: subprocess.Popen[bytes], timeout_s: float | None) -> int:
     return proc.wait()
 
 
-def group_left(pgid: int, settle_s: float = SETTLE_S) -> bool:
-    """Whether a process of the group still runs once it had `settle_s` to end of
-    itself (what a command leaves as it exits ends within milliseconds). Signal 0
-    says at once when none is left, the common case; a zombie answers it too, so
-    then the walk of `/proc` (2 ms a walk)."""
-    deadline = time.monotonic() + settle_s
-    pause = 0.0005
-    while True:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        if not group_members(pgid):
-            return False  # zombies only
-        if time.monotonic() >= deadline:
-            return True
-        time.sleep(pause)
-        pause = min(pause * 2, 0.01)
-
-
-_TERMINATED = [0.0]  # when SIGTERM first reached this process (no lock: a handler sets it)
-REPEAT_S = 1.0  # a SIGTERM this soon after the first is the same stop, not another
-
-
-def terminated() -> bool:
-    """Whether SIGTERM has reached this process, whatever became of its `Terminated`
-    (in a worker: benchkit stopping it, or gone)."""
-    return _TERMINATED[0] > 0
-
-
-def _noted_sigterm() -> bool:
-    """Note a SIGTERM; whether it is a new stop (not one the kernel repeats at once: a
-    worker gets one as each of benchkit's threads dies, which would otherwise cut
-    short the record of the run the first one stopped)."""
-    now = time.monotonic()
-    if _TERMINATED[0] and now - _TERMINATED[0] < REPEAT_S:
-        return False
-    _TERMINATED[0] = now
-    return True
-
-
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    if _noted_sigterm():
-        raise Terminated()
-
-
-@contextlib.contextmanager
-def interrupts() -> Iterator[None]:
-    """SIGTERM raises `Terminated` (a KeyboardInterrupt) while the block runs."""
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-_DEFERRING = [False]  # whether a `deferred_interrupts` block is at work (the main thread's)
-
-
-@contextlib.contextmanager
-def deferred_interrupts() -> Iterator[None]:
-    """SIGINT and SIGTERM wait until the block is done (say, a record being written),
-    then take effect."""
-    if threading.current_thread() is not threading.main_thread() or _DEFERRING[0]:
-        yield  # within another such block: that one holds what comes, and raises it
-        return
-    received: list[int] = []
-
-    def remember(signum: int, frame: FrameType | None) -> None:
-        if signum != signal.SIGTERM or _noted_sigterm():
-            received.append(signum)
-
-    held = (signal.SIGINT, signal.SIGTERM)  # one left to benchkit (a worker's SIGINT) stays so
-    previous = {
-        s: signal.signal(s, remember) for s in held if signal.getsignal(s) is not _left_to_benchkit
-    }
-    _DEFERRING[0] = True
-    try:
-        yield
-    finally:
-        _DEFERRING[0] = False
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        if received:
-            raise Terminated() if received[0] == signal.SIGTERM else KeyboardInterrupt()
-
-
 def capture(
     argv: Sequence[str],
     *,
@@ -459,53 +339,3 @@ def _stopped(proc: subprocess.Popen[bytes]) -> None:
     with deferred_interrupts():
         stop_group(proc)
         proc.communicate()
-
-
-def process_start(pid: int) -> int | None:
-    """When a process started (clock ticks since boot), or None if it is gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rfind(")") + 2 :].split()
-    return int(fields[19]) if len(fields) > 19 and fields[0] != "Z" else None
-
-
-def alive(pid: int, started: int | None) -> bool:
-    """Whether the process that started at `started` still runs as `pid`."""
-    if not Path("/proc").is_dir():
-        return _signal_zero(pid)
-    now = process_start(pid)
-    return now is not None and (started is None or now == started)
-
-
-def _signal_zero(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-_PR_SET_PDEATHSIG = 1  # prctl(2)
-
-
-def _left_to_benchkit(signum: int, frame: FrameType | None) -> None:
-    """A worker's SIGINT (a terminal's Ctrl-C reaches the whole group): benchkit,
-    which receives it too, stops each worker with one SIGTERM; a stop of the worker's
-    own as well would be two, the second landing as the first stops the arm or
-    records the run. (A handler, not SIG_IGN, which the arm would inherit.)"""
-
-
-def worker_started() -> None:
-    """In a worker process of benchkit's: SIGTERM raises `Terminated`, SIGINT is left
-    to benchkit, and the worker gets SIGTERM when benchkit dies (Linux), so that a
-    SIGKILLed benchkit leaves no worker, and no arm, running: each records its run as
-    interrupted and stops."""
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    signal.signal(signal.SIGINT, _left_to_benchkit)
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)

@@ -23,16 +23,12 @@ import pytest
 
 import benchkit
 from benchkit.run.recovery import RecoveryWarning, stop_processes
-from benchkit.workspace import proc
+from benchkit.workspace import signals
 from benchkit.workspace.cache import cache_dir
-from benchkit.workspace.proc import (
-    Terminated,
-    capture,
-    deferred_interrupts,
-    interrupts,
-    process_start,
-)
+from benchkit.workspace.proc import capture
+from benchkit.workspace.processes import process_start
 from benchkit.workspace.sandbox import Bubblewrap
+from benchkit.workspace.signals import Terminated, deferred_interrupts, interrupts
 from tests.conftest import TinyRepo, sh_git
 from tests.helpers import needs_bwrap, needs_root
 
@@ -485,7 +481,7 @@ def test_a_deferred_block_within_another_leaves_the_signal_to_the_outer(
     """A record written under `deferred_interrupts` that runs a git command (itself
     deferring its start) is still written: the inner block does not raise the SIGTERM
     that came meanwhile, the outer one does, once done."""
-    monkeypatch.setattr(proc, "_TERMINATED", [0.0])  # no SIGTERM yet, in this process
+    monkeypatch.setattr(signals, "_TERMINATED", [0.0])  # no SIGTERM yet, in this process
     reached = []
     with pytest.raises(Terminated), deferred_interrupts():
         with deferred_interrupts():
@@ -498,7 +494,7 @@ def test_a_deferred_block_within_another_leaves_the_signal_to_the_outer(
 def test_an_interrupted_capture_stops_its_whole_group(monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl-C or SIGTERM while a short command runs stops its process group, not only
     the command: nothing it started runs on (a background `sleep` here)."""
-    monkeypatch.setattr(proc, "_TERMINATED", [0.0])
+    monkeypatch.setattr(signals, "_TERMINATED", [0.0])
     token = f"sleep 47.{os.getpid()}"
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM))
     timer.start()
@@ -520,7 +516,7 @@ def test_the_sigterm_repeated_at_once_does_not_cut_the_record_short(
     first stops the pilot, the next, at once, must not land in the record (it landed
     as the record's deferral began, and the run stayed `running`). One a while later
     is a new stop."""
-    monkeypatch.setattr(proc, "_TERMINATED", [0.0])
+    monkeypatch.setattr(signals, "_TERMINATED", [0.0])
     recorded = []
     with interrupts(), pytest.raises(Terminated):
         try:
@@ -531,7 +527,7 @@ def test_the_sigterm_repeated_at_once_does_not_cut_the_record_short(
             time.sleep(0.05)
             recorded.append("the run")
     assert recorded == ["the run"]
-    monkeypatch.setattr(proc, "_TERMINATED", [time.monotonic() - 2 * proc.REPEAT_S])
+    monkeypatch.setattr(signals, "_TERMINATED", [time.monotonic() - 2 * signals.REPEAT_S])
     with interrupts(), pytest.raises(Terminated):
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(0.05)

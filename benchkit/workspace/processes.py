@@ -1,0 +1,85 @@
+"""Process identity, the one liveness rule every part of benchkit asks (claims, the
+matrix ledgers, heartbeats, recovery): a process is the one that started at a time,
+never a pid alone, which the kernel reuses; and the members of a process group."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+SETTLE_S = 0.05  # what a command that exited leaves has this long to end of itself
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (not zombie) processes of a process group."""
+    proc_root = Path("/proc")
+    if not proc_root.is_dir():
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return []
+        return [pgid]
+    members = []
+    for entry in proc_root.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == pgid:
+            members.append(int(entry.name))
+    return members
+
+
+def group_left(pgid: int, settle_s: float = SETTLE_S) -> bool:
+    """Whether a process of the group still runs once it had `settle_s` to end of
+    itself (what a command leaves as it exits ends within milliseconds). Signal 0
+    says at once when none is left, the common case; a zombie answers it too, so
+    then the walk of `/proc` (2 ms a walk)."""
+    deadline = time.monotonic() + settle_s
+    pause = 0.0005
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        if not group_members(pgid):
+            return False  # zombies only
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(pause)
+        pause = min(pause * 2, 0.01)
+
+
+def process_start(pid: int) -> int | None:
+    """When a process started (clock ticks since boot), or None if it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return int(fields[19]) if len(fields) > 19 and fields[0] != "Z" else None
+
+
+def alive(pid: int, started: int | None) -> bool:
+    """Whether the process that started at `started` still runs as `pid`."""
+    if not Path("/proc").is_dir():
+        return _signal_zero(pid)
+    now = process_start(pid)
+    return now is not None and (started is None or now == started)
+
+
+def _signal_zero(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
