@@ -5,11 +5,12 @@ after.
 A notebook makes its own store in the temp folder (`benchkit-notebook-*`, where a
 researcher running it finds it). nbval's cells take no fixtures, so the stores are
 listed as this file loads, before any cell runs, and those made since are removed as
-the session ends.
+the session ends (under xdist, the controller's, once every worker is done).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Generator
@@ -23,6 +24,8 @@ BEFORE = set(FOLDER.glob(NOTEBOOK_STORES))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # a worker ends while others run notebooks: the controller, last, removes them
     for store in set(FOLDER.glob(NOTEBOOK_STORES)) - BEFORE:
         shutil.rmtree(store, ignore_errors=True)
 

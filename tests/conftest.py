@@ -188,9 +188,15 @@ def tiny(tmp_path: Path) -> Iterator[TinyRepo]:
     yield TinyRepo(path=repo, base=base, human=human, bench_dir=bench_dir)
 
 
+HEAVY = ("ray", "node", "browser", "slow")
+"""Marks of the tests that take longest: run first, so that both workers end together."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test skipped where bubblewrap, Chromium or node is missing is marked as such
-    (`sandbox`, `browser`, `node`), so that `-m` selects it."""
+    (`sandbox`, `browser`, `node`), so that `-m` selects it; a notebook's cells stay on
+    one worker (one kernel), as do a module's tests that share a module fixture
+    (`xdist_group`); the heaviest tests go first."""
     from tests.helpers import NEEDS
 
     for item in items:
@@ -198,3 +204,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             kind = NEEDS.get(str(mark.kwargs.get("reason")))
             if kind:
                 item.add_marker(kind)
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.slow)
+            item.add_marker(pytest.mark.xdist_group(item.path.name))
+    items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in HEAVY))

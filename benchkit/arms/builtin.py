@@ -14,7 +14,7 @@ from benchkit.workspace.proc import ProcError
 
 
 @dataclass(frozen=True)
-class Noop:
+class Noop(Arm):
     name: str = "noop"
 
     def run(self, context: ArmContext) -> ArmOutcome:
@@ -34,7 +34,7 @@ def _apply(context: ArmContext, patch_text: str, what: str) -> ArmOutcome:
 
 
 @dataclass(frozen=True)
-class Human:
+class Human(Arm):
     name: str = "human"
 
     def run(self, context: ArmContext) -> ArmOutcome:
@@ -44,7 +44,7 @@ class Human:
 
 
 @dataclass(frozen=True)
-class Replay:
+class Replay(Arm):
     patch: Path
     name: str = "replay"
 

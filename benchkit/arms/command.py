@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 
 from benchkit.arms.failures import classify
-from benchkit.arms.protocol import ArmContext, ArmOutcome
+from benchkit.arms.protocol import Arm, ArmContext, ArmOutcome
 from benchkit.arms.reports import read_report
 from benchkit.bench.arm_file import ArmDefinition, ClaudeCodeReport, JsonPathReport, load_arm
 from benchkit.bench.bench_file import Bench
@@ -46,15 +46,19 @@ def _placeholders(command: str | Sequence[str]) -> set[str]:
 
 
 @dataclass(frozen=True)
-class CommandArm:
+class CommandArm(Arm):
     """A tool run as a command; `run` never raises for the tool's own failures."""
 
     arm: ArmDefinition
     name: str
-    executor: str
+    label: str  # its executor's
     executor_args: tuple[str, ...]
     executor_env: tuple[tuple[str, str], ...]
     vars: tuple[tuple[str, str], ...]
+
+    @property
+    def executor(self) -> str:
+        return self.label
 
     @property
     def model(self) -> str:
@@ -208,7 +212,7 @@ def command_arm(value: str, path: Path, bench: Bench, spec: PilotSpec) -> Comman
     return CommandArm(
         arm=arm,
         name=value,
-        executor=label,
+        label=label,
         executor_args=tuple(executor.args) if executor else (),
         executor_env=tuple(sorted(executor.env.items())) if executor else (),
         vars=tuple(values.items()),

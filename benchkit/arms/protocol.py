@@ -1,7 +1,9 @@
 """The arm protocol: what runs in the pilot's worktree to make the change.
 
-An arm is anything with a `name` and `run(context) -> ArmOutcome`; `run` never raises
-for the tool's own failures, it says how the arm ended.
+An arm is an `Arm`: a `name` and `run(context) -> ArmOutcome` of its own (`run` never
+raises for the tool's own failures, it says how the arm ended), and the members a
+pilot asks of every arm, each with its default: the `executor` it runs as, the
+`model` its file names, the `source` file it is made of, whether it is `simulated`.
 """
 
 from __future__ import annotations
@@ -38,11 +40,38 @@ class ArmOutcome:
     report: ArmReport = NO_REPORT
 
 
-class Arm(Protocol):
-    @property
-    def name(self) -> str: ...
+DEFAULT_EXECUTOR = "local"  # the label of a pilot whose arm names no executor
 
-    def run(self, context: ArmContext) -> ArmOutcome: ...
+
+class Arm:
+    """The system under test. A subclass gives `name` and `run`, and overrides what it
+    knows better than the defaults."""
+
+    name: str
+
+    @property
+    def executor(self) -> str:
+        """The executor label a pilot that names none runs it as."""
+        return DEFAULT_EXECUTOR
+
+    @property
+    def model(self) -> str:
+        """The model its file names, when the pilot gives none; empty: none."""
+        return ""
+
+    @property
+    def source(self) -> Path | None:
+        """The file it is made of (an arm file, a patch), whose digest a run set keeps;
+        None: it is benchkit's own."""
+        return None
+
+    @property
+    def simulated(self) -> bool:
+        """Whether its runs are simulated data, never evidence about a real tool."""
+        return False
+
+    def run(self, context: ArmContext) -> ArmOutcome:
+        raise NotImplementedError
 
 
 @runtime_checkable

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from pathlib import Path
 
 from benchkit.arms.builtin import Human, Noop, replay
 from benchkit.arms.command import command_arm
@@ -57,8 +56,8 @@ def resolve_arm(bench: Bench, spec: PilotSpec) -> Arm:
 def arm_digest(arm: Arm, spec: PilotSpec) -> str | None:
     """What the arm is made of (its file, or its patch, and the vars it is given), as
     a digest; None for an arm that is all benchkit's own (`noop`, `human`)."""
-    source = getattr(arm, "source", None)
-    if not isinstance(source, Path):
+    source = arm.source
+    if source is None:
         return None
     made = hashlib.sha256(source.read_bytes())
     for name, value in spec.arm_vars:

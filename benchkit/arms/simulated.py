@@ -19,7 +19,7 @@ from pathlib import Path
 
 from unidiff.patch import Hunk, PatchSet
 
-from benchkit.arms.protocol import ArmContext, ArmOutcome
+from benchkit.arms.protocol import Arm, ArmContext, ArmOutcome
 from benchkit.bench.sites import excluded
 from benchkit.records import ArmReport, SessionReport
 from benchkit.workspace.git import diff, git
@@ -45,9 +45,12 @@ def seed(bench: str, executor: str, model: str, trial: int) -> int:
 
 
 @dataclass(frozen=True)
-class SimulatedAgent:
+class SimulatedAgent(Arm):
     name: str = "simulated-agent"
-    simulated: bool = True
+
+    @property
+    def simulated(self) -> bool:
+        return True
 
     def run(self, context: ArmContext) -> ArmOutcome:
         spec, bench, repo = context.spec, context.bench, context.repository

@@ -24,8 +24,6 @@ from benchkit.workspace.sandbox import choose
 
 Unit = tuple[str, str, str, str, float | None, int]
 
-DEFAULT_EXECUTOR = "local"  # the label of a pilot whose arm names no executor
-
 
 @dataclass(frozen=True, kw_only=True)
 class Plan:
@@ -70,9 +68,9 @@ def plan(
         bench = only_checks(bench, spec.checks)
         arm = resolve_arm(bench, spec)
         if not spec.executor:
-            spec = replace(spec, executor=getattr(arm, "executor", DEFAULT_EXECUTOR))
+            spec = replace(spec, executor=arm.executor)
         if not spec.model:  # the model an arm file names, recorded as the run's
-            spec = replace(spec, model=getattr(arm, "model", ""))
+            spec = replace(spec, model=arm.model)
         plans.append(
             Plan(
                 spec=spec,

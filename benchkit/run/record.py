@@ -190,7 +190,7 @@ def run_record(pilot: PilotState, coverage: Coverage | None, keep: bool) -> Run:
         arm_exit_code=pilot.outcome.exit_code,
         report=pilot.outcome.report,
         owner=pilot.owner,
-        origin="simulated" if getattr(p.arm, "simulated", False) else "pilot",
+        origin="simulated" if p.arm.simulated else "pilot",
         check_names=tuple(c.name for c in p.bench.file.checks),
         environment=EnvironmentUsed(
             key=p.recipe.key,

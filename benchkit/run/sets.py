@@ -64,7 +64,7 @@ def latest(rows: Sequence[Row]) -> dict[Unit, Row]:
 def _unrecorded_model(plan: Plan) -> Unit | None:
     """The unit as a run recorded it before the model an arm file names was recorded
     as the run's (an empty model), when that is where the plan's model comes from."""
-    named = getattr(plan.arm, "model", "")
+    named = plan.arm.model
     if not named or plan.spec.model != named:
         return None
     bench, arm, executor, _, max_cost, trial = plan.unit

@@ -17,6 +17,8 @@ from benchkit.workspace.git import diff, prepare_repository
 from tests.conftest import DEMO, a_cache
 from tests.helpers import DEMO_BASE_SHA, DEMO_HUMAN_SHA
 
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("demo")]  # one module fixture: one worker
+
 # The demo's commits are built with a fixed author and fixed dates: the same on
 # every machine. A change to base/ or human.patch changes them, on purpose.
 ARMS = ["human", "noop", "replay:agent-a", "replay:agent-b", "fake-agent"]

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 import benchkit
-from benchkit.arms.protocol import ArmContext, ArmOutcome
+from benchkit.arms.protocol import Arm, ArmContext, ArmOutcome
 from benchkit.records import PilotSpec
 from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import plan
@@ -94,7 +94,7 @@ def test_a_patch_that_does_not_apply_is_a_recorded_failure(tiny: TinyRepo, tmp_p
 
 
 @dataclass(frozen=True)
-class Busy:
+class Busy(Arm):
     """A real arm for the test: commits, stages, edits and leaves untracked files."""
 
     name: str = "busy"
@@ -227,7 +227,7 @@ def test_a_test_report_path_that_is_a_folder_is_never_a_pass(
 
 
 @dataclass(frozen=True)
-class Raising:
+class Raising(Arm):
     """A real arm that edits a file, then stops the way a user or a bug stops it."""
 
     error: BaseException
