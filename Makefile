@@ -29,7 +29,7 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 docs: $(STAMP)
-	$(BIN)/mkdocs build --strict --quiet --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
 # both cores; a notebook's cells, and a module's tests sharing a module fixture, on one
 # worker (xdist_group); the longest first (tests/conftest.py)

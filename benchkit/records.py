@@ -25,6 +25,7 @@ Phase = Literal["base", "after"]
 LauncherName = Literal["serial", "processes", "ray"]  # what started the process that ran a pilot
 LAUNCHERS: tuple[LauncherName, ...] = ("serial", "processes", "ray")
 DEFAULT_SET = "default"  # the run set of a pilot run without `--set`
+CHECKS = ("install", "typecheck", "lint", "test", "build")  # the conventional checks, in order
 RERUNS = "reruns"  # the run set of `benchkit rerun`, unless told another
 MOST_USD = 1_000_000.0  # a pilot's cost past a million dollars is a tool's bug, not a cost
 _T = TypeVar("_T")

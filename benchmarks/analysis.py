@@ -131,7 +131,7 @@ which, store = {which!r}, {store!r}
 import analysis
 import benchkit as bk
 import pandas as pd
-from benchkit.store.parquet import all_files, store_path
+from benchkit.store.layout import all_files, store_path
 def hwm():  # this process's peak RSS in MB (ru_maxrss would count the parent's, by fork)
     line = [x for x in open("/proc/self/status") if x.startswith("VmHWM:")][0]
     return int(line.split()[1]) / 1024

@@ -192,6 +192,7 @@ HEAVY = ("ray", "node", "browser", "slow")
 """Marks of the tests that take longest: run first, so that both workers end together."""
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test skipped where bubblewrap, Chromium or node is missing is marked as such
     (`sandbox`, `browser`, `node`), so that `-m` selects it; a notebook's cells stay on

@@ -9,8 +9,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
-CHECKS = ("install", "typecheck", "lint", "test", "build")
-"""The conventional checks, in the order the tables show them."""
+from benchkit.records import CHECKS
 
 
 def _ok(column: str) -> pl.Expr:

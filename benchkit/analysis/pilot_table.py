@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchkit.analysis.markdown import NONE, Markdown, markdown_table
-from benchkit.analysis.metrics import CHECKS
+from benchkit.records import CHECKS
 
 COUNT_WORDS = {"test": "fail"}  # `1 fail`; every other check counts errors
 

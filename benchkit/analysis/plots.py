@@ -19,8 +19,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from benchkit.analysis.compare import compare
-from benchkit.analysis.metrics import CHECKS
 from benchkit.errors import UsageError
+from benchkit.records import CHECKS
 from benchkit.store.query import RunsLike, runs_frame
 
 GROUPS = ("arm", "executor", "model", "bench")  # the columns `by` is chosen from

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from benchkit.analysis.metrics import CHECKS
+from benchkit.records import CHECKS
 
 CHECK_MARK = {"ok": "ok", "fail": "FAIL", "timeout": "TIME", "missing": "miss", None: "-"}
 NOT_CHECKS = {"ci_status"}  # CI's verdict, not a check of the bench

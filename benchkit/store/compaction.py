@@ -14,20 +14,17 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from benchkit.store.parquet import (
-    COMPACT_LOCK,
-    PART,
-    all_files,
+from benchkit.store.layout import COMPACT_LOCK, PART, all_files, part_name
+from benchkit.store.parquet import write_arrow
+from benchkit.store.reads import (
     compacted_ids,
     declared_schema,
-    part_name,
     read_arrow,
     read_at_once,
     read_table,
     readable,
     stray_files,
     stray_rows,
-    write_arrow,
 )
 from benchkit.store.schema import TABLES
 

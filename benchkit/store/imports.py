@@ -28,7 +28,9 @@ from benchkit.bench.names import NAME
 from benchkit.errors import ImportFileError
 from benchkit.gate.verdict import Verdict
 from benchkit.records import LAUNCHERS, MOST_USD, CheckStatus, RunStatus
-from benchkit.store.parquet import all_files, empty_frame, read_table, write_table
+from benchkit.store.layout import all_files
+from benchkit.store.parquet import write_table
+from benchkit.store.reads import empty_frame, read_table
 from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, check_of, table_schema
 from benchkit.store.store import Store
 

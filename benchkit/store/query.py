@@ -17,7 +17,8 @@ import polars as pl
 
 from benchkit.errors import StoreError, UsageError
 from benchkit.records import Run
-from benchkit.store.parquet import read_table, rows_frame, scan_table
+from benchkit.store.parquet import rows_frame
+from benchkit.store.reads import read_table, scan_table
 from benchkit.store.rows import run_row
 from benchkit.store.schema import TABLES, table_schema
 from benchkit.store.store import Store

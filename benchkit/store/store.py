@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from benchkit.errors import StoreError
 from benchkit.records import Run
-from benchkit.store import compaction, heartbeat, parquet
+from benchkit.store import compaction, heartbeat, layout, parquet, reads
 from benchkit.store.heartbeat import Beat, Heartbeat
 from benchkit.store.schema import table_schema
 
@@ -54,7 +54,7 @@ class Store:
     def checked(self) -> Store:
         """This store, once a folder that is there holds what a store must (a table
         that is a file, say, is named); a missing folder is an empty store."""
-        parquet.store_path(self.path, self.named)
+        layout.store_path(self.path, self.named)
         return self
 
     def existing(self) -> Store:
@@ -68,12 +68,12 @@ class Store:
     def writable(self) -> Store:
         """This store, checked writable (not on a read-only mount, not a folder benchkit
         may not write, not on a full disk) without making it."""
-        parquet.writable_store(self.path, self.named)
+        layout.writable_store(self.path, self.named)
         return self
 
     def make(self) -> Store:
         """The folder made when it is not there yet, with a `.gitignore` of all it holds."""
-        parquet.made_store(self.path)
+        layout.made_store(self.path)
         return self
 
     # The folder's layout.
@@ -140,7 +140,7 @@ class Store:
 
     def baseline_rows(self, table: str, key: str) -> list[dict[str, Any]] | None:
         """A baseline's `checks` or `tests` rows; None when absent or unreadable."""
-        return parquet.read_file(self.baselines / table / f"{key}.parquet")
+        return reads.read_file(self.baselines / table / f"{key}.parquet")
 
     def write_baseline(
         self, table: str, key: str, rows: list[dict[str, Any]], schema: pa.Schema
@@ -153,15 +153,15 @@ class Store:
     def read(self, table: str) -> pl.DataFrame:
         """Every row of one table, upgraded to the current schema; a file that cannot be
         read is skipped with a warning that names it, and the rest loads."""
-        return parquet.read_table(self.path, table)
+        return reads.read_table(self.path, table)
 
     def scan(self, table: str) -> pl.LazyFrame:
         """One table, lazily (see `read`)."""
-        return parquet.scan_table(self.path, table)
+        return reads.scan_table(self.path, table)
 
     def files(self, table: str) -> list[Path]:
         """The table's files, by name."""
-        return parquet.all_files(self.path, table)
+        return layout.all_files(self.path, table)
 
     # Compaction.
 

@@ -24,12 +24,8 @@ import pytest
 import benchkit
 from benchkit.errors import StoreWarning
 from benchkit.store.compaction import AUTO_COMPACT
-from benchkit.store.parquet import (
-    SCAN_AT_ONCE,
-    read_table,
-    update_run,
-    write_arrow,
-)
+from benchkit.store.parquet import update_run, write_arrow
+from benchkit.store.reads import SCAN_AT_ONCE, read_table
 from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, TABLES, table_schema
 from tests.conftest import TinyRepo
 from tests.helpers import benchkit_cli
