@@ -31,10 +31,10 @@ lint: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
-# both cores; a notebook's cells, and a module's tests sharing a module fixture, on one
-# worker (xdist_group); the longest first (tests/conftest.py)
+# both cores, a file's tests on one worker (a notebook's cells share one kernel, a module
+# fixture is made once); the files of the longest tests first (tests/conftest.py)
 test: lint docs
-	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=15
+	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=15
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py

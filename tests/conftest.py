@@ -192,12 +192,11 @@ HEAVY = ("ray", "node", "browser", "slow")
 """Marks of the tests that take longest: run first, so that both workers end together."""
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test skipped where bubblewrap, Chromium or node is missing is marked as such
-    (`sandbox`, `browser`, `node`), so that `-m` selects it; a notebook's cells stay on
-    one worker (one kernel), as do a module's tests that share a module fixture
-    (`xdist_group`); the heaviest tests go first."""
+    (`sandbox`, `browser`, `node`), so that `-m` selects it; the notebooks are `slow`;
+    the files of the heaviest tests go first (`make test` hands a file's tests to one
+    worker: a notebook's cells share one kernel, a module fixture is made once)."""
     from tests.helpers import NEEDS
 
     for item in items:
@@ -207,5 +206,4 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(kind)
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.slow)
-            item.add_marker(pytest.mark.xdist_group(item.path.name))
     items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in HEAVY))

@@ -19,10 +19,11 @@ import os
 import socket
 from pathlib import Path
 
+from benchkit.run.liveness import lives
 from benchkit.run.plan import Plan
 from benchkit.store.atomic import temporary_file
 from benchkit.store.store import Store
-from benchkit.workspace.processes import alive, process_start
+from benchkit.workspace.processes import process_start
 
 
 def _path(store: Store, p: Plan) -> Path:
@@ -43,9 +44,7 @@ def _held_elsewhere(path: Path) -> bool:
         return False  # half-written or gone: taken over
     if owner == _mine():
         return False
-    if owner.get("host") != socket.gethostname():
-        return True
-    return alive(int(owner.get("pid") or 0), owner.get("process_start"))
+    return lives(str(owner.get("host")), int(owner.get("pid") or 0), owner.get("process_start"))
 
 
 def claim(store: Store, plans: list[Plan]) -> tuple[list[Plan], list[Path]]:

@@ -22,9 +22,10 @@ from datetime import UTC, datetime
 from typing import IO, Any
 
 from benchkit.run.events import Event, Planned, Recorded, Sink, StageBegun
+from benchkit.run.liveness import lives
 from benchkit.store.atomic import replace_whole
 from benchkit.store.store import Store
-from benchkit.workspace.processes import alive, process_start
+from benchkit.workspace.processes import process_start
 
 BAR = 24  # characters of the bar
 
@@ -219,14 +220,13 @@ def read_matrices(store: Store, *, forget: bool = False) -> list[dict[str, Any]]
     """The matrices at work on the store (their ledgers); one of this host whose
     benchkit is gone is not (a SIGKILL leaves its ledger), nor an unreadable one.
     With `forget`, a gone benchkit's ledger is removed (a writer's tidying)."""
-    here = socket.gethostname()
     found = []
     for path in sorted(store.matrices.glob("*.json")):
         with contextlib.suppress(OSError, ValueError):
             line = json.loads(path.read_text())
             if not _ledger(line):
                 continue
-            if line["host"] != here or alive(line["pid"], line.get("process_start")):
+            if lives(line["host"], line["pid"], line.get("process_start")):
                 found.append(line)
             elif forget:
                 path.unlink(missing_ok=True)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import polars as pl
 
-from benchkit.store.heartbeat import STALE_AFTER_S
+from benchkit.run.liveness import lives
 from benchkit.store.store import Store
 from benchkit.workspace.cache import discard
 from benchkit.workspace.git import diff, snapshot
@@ -60,15 +60,14 @@ def _recover(store: Store, runs: pl.DataFrame) -> list[str]:
     now = datetime.now(UTC)
     crashed = []
     for row in runs.filter(pl.col("status") == "running").to_dicts():
-        if row["host"] != here:  # another machine's: judged by its heartbeat
-            beat = beats.get(row["run_id"])
-            if beat is not None and beat.age_s(now) < STALE_AFTER_S:
-                continue
+        beat = beats.get(row["run_id"])
+        owner = (row["host"], row["pid"], row["process_start"])
+        if lives(*owner, beats=True, beat=beat, now=now):
+            continue  # still at work
+        if row["host"] != here:  # another machine's: its heartbeat stopped
             said = "its folder, on that machine, was left as it was"
             last = f"last at {beat.updated_at}" if beat else "never written"
             detail = f"benchkit on {row['host']} (pid {row['pid']}): its heartbeat stopped ({last})"
-        elif alive(row["pid"], row["process_start"]):
-            continue  # still at work
         else:
             said = _clean_up(row)
             detail = f"benchkit (pid {row['pid']}) stopped during the run"

@@ -17,7 +17,7 @@ from benchkit.workspace.git import diff, prepare_repository
 from tests.conftest import DEMO, a_cache
 from tests.helpers import DEMO_BASE_SHA, DEMO_HUMAN_SHA
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("demo")]  # one module fixture: one worker
+pytestmark = pytest.mark.slow
 
 # The demo's commits are built with a fixed author and fixed dates: the same on
 # every machine. A change to base/ or human.patch changes them, on purpose.

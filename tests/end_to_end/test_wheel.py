@@ -23,7 +23,7 @@ import pytest
 from tests.conftest import ROOT, sh_git
 from tests.helpers import DEMO_BASE_SHA, DEMO_HUMAN_SHA
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheel")]  # one module fixture: one worker
+pytestmark = pytest.mark.slow
 
 LEFT_OUT = (".git", ".venv", "build", "dist", "data", "*.egg-info", "__pycache__", ".*_cache")
 
