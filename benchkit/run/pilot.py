@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 from collections.abc import Callable
 from dataclasses import replace
@@ -16,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchkit.arms.protocol import ArmContext, ArmOutcome, Secretive
+from benchkit.errors import StoreError
 from benchkit.gate.verdict import TestRun, files_to_rerun, judge, resolved
 from benchkit.records import (
     LauncherName,
@@ -40,7 +42,7 @@ from benchkit.run.record import (
     written,
 )
 from benchkit.run.scoring import human_ahead, human_patch, parse_ahead, score_arm, with_secret
-from benchkit.store.heartbeat import Beat
+from benchkit.store.heartbeat import Beat, Heartbeat
 from benchkit.store.store import Store
 from benchkit.workspace.cache import cache_dir, discard
 from benchkit.workspace.checks import Confinement, run_alone, run_checks
@@ -215,11 +217,12 @@ def execute_plan(
         ),
         status="running",
     )
-    pilot.logs.mkdir(parents=True, exist_ok=True)
     owner = pilot.owner
     started = started_at.isoformat()
     early: KeyboardInterrupt | None = None  # an interrupt during the start: recorded below
+    heart: Heartbeat | None = None
     try:
+        pilot.logs.mkdir(parents=True, exist_ok=True)
         with deferred_interrupts():  # the first beat before the row: never running unbeaten
             heart = store.heartbeat(
                 Beat(
@@ -234,6 +237,17 @@ def execute_plan(
             store.record_row(run_record(pilot, None, keep))
     except KeyboardInterrupt as exc:
         early = exc
+    except OSError as exc:  # a full store: nothing of the run could be written
+        if heart is not None:
+            heart.stop()
+        shutil.rmtree(pilot.artifacts, ignore_errors=True)
+        discard(folder)
+        if exc.errno not in FULL:
+            raise
+        raise StoreError(
+            store.path, "", f"cannot record run {run_id}: no space left; nothing of it was written"
+        ) from None
+    assert heart is not None  # an interrupt waits for the block's end (deferred_interrupts)
     model = f" {p.spec.model}" if p.spec.model else ""
     label = f"{p.bench.name} {p.spec.arm}{model} #{p.spec.trial}"
 

@@ -113,12 +113,6 @@ def _sync_folder(folder: Path) -> None:
         os.close(handle)
 
 
-def write_run(store: Path, run: Run) -> None:
-    """A run's files, detail tables first: its `runs` row is what makes it visible."""
-    write_details(store, run)
-    write_run_row(store, run)
-
-
 DETAILS = ("sites", "sessions", "tests", "checks")  # a run's tables beside its `runs` row
 
 

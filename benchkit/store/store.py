@@ -78,9 +78,6 @@ class Store:
 
     # The folder's layout.
 
-    def table_folder(self, table: str) -> Path:
-        return self.path / table
-
     def artifacts(self, run_id: str) -> Path:
         """A run's logs and patch."""
         return self.path / "artifacts" / run_id
@@ -158,10 +155,6 @@ class Store:
     def scan(self, table: str) -> pl.LazyFrame:
         """One table, lazily (see `read`)."""
         return reads.scan_table(self.path, table)
-
-    def files(self, table: str) -> list[Path]:
-        """The table's files, by name."""
-        return layout.all_files(self.path, table)
 
     # Compaction.
 

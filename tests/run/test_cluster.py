@@ -16,7 +16,7 @@ import pytest
 import benchkit
 from benchkit.run.events import Event, StageBegun
 from benchkit.run.recovery import RecoveryWarning
-from benchkit.store.heartbeat import read_beats
+from benchkit.store.store import Store
 from tests.conftest import TinyRepo
 from tests.helpers import FIGURES, alive, needs_bwrap, pgrep, two_benches
 
@@ -33,7 +33,7 @@ def test_a_matrix_on_a_local_ray_cluster_records_what_one_process_does(
 
     def beats(event: Event) -> None:  # the heartbeat of a pilot at work, as it is told
         if isinstance(event, StageBegun) and event.stage == "verify":
-            beat = read_beats(tmp_path / "ray").get(event.run_id)
+            beat = Store(tmp_path / "ray").beats().get(event.run_id)
             seen.append((event.run_id, event.stage, beat is not None and beat.stage == "verify"))
 
     ray = benchkit.pilot(

@@ -17,7 +17,6 @@ from benchkit.arms.protocol import Arm, ArmContext, ArmOutcome
 from benchkit.records import PilotSpec
 from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import plan
-from benchkit.store.heartbeat import read_beats
 from benchkit.store.store import Store
 from benchkit.workspace.cache import TRASH, cache_dir, discard, trash_emptied
 from benchkit.workspace.git import (
@@ -389,7 +388,7 @@ def test_a_sigint_while_a_10000_line_change_is_scored_stops_benchkit_within_a_se
         text=True,
     )
     deadline = time.monotonic() + 120
-    while not any(b.stage == "score" for b in read_beats(store).values()):
+    while not any(b.stage == "score" for b in Store(store).beats().values()):
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.002)
     sent = time.monotonic()

@@ -18,8 +18,8 @@ import benchkit
 from benchkit.bench.experiment_file import experiment
 from benchkit.errors import SetError, UsageError
 from benchkit.run.events import Event, Planned, Recorded, StageBegun
-from benchkit.store.heartbeat import read_beats
 from benchkit.store.query import runs_frame
+from benchkit.store.store import Store
 from tests.conftest import TinyRepo
 from tests.helpers import benchkit_cli
 
@@ -296,7 +296,7 @@ def test_events_tell_the_plan_each_stage_and_each_run(tiny: TinyRepo, tmp_path: 
     def tell(event: Event) -> None:  # a worker's heartbeat, read as its stage is told
         told.append(event)
         if isinstance(event, StageBegun) and event.stage == "verify":
-            beat = read_beats(tmp_path / "store").get(event.run_id)
+            beat = Store(tmp_path / "store").beats().get(event.run_id)
             beating.append(beat is not None and beat.stage == "verify")
 
     runs = benchkit.pilot(

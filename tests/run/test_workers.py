@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 import benchkit
-from benchkit.store.heartbeat import STALE_AFTER_S, Beat, read_beats, write_beat
+from benchkit.store.heartbeat import STALE_AFTER_S, Beat
 from benchkit.store.parquet import update_run
+from benchkit.store.store import Store
 from benchkit.workspace.cache import TRASH, cache_dir
 from tests.conftest import TinyRepo
 from tests.helpers import FIGURES, alive, benchkit_cli, pgrep, two_benches
@@ -173,9 +174,9 @@ def test_status_shows_a_running_pilot_by_its_heartbeat(tiny: TinyRepo, tmp_path:
         deadline = time.monotonic() + 120
         while not pgrep(token) and time.monotonic() < deadline:
             time.sleep(0.1)
-        [beat] = read_beats(store).values()
+        [beat] = Store(store).beats().values()
         time.sleep(1)
-        [later] = read_beats(store).values()
+        [later] = Store(store).beats().values()
         assert later.stage == "execute" and later.updated_at > beat.updated_at
         shown = subprocess.run(
             [sys.executable, "-m", "benchkit", "status"], env=env, capture_output=True, text=True
@@ -197,7 +198,7 @@ def test_status_shows_a_running_pilot_by_its_heartbeat(tiny: TinyRepo, tmp_path:
         ]
         proc.terminate()
         assert proc.wait(timeout=60) == 143
-        assert read_beats(store) == {}  # removed once the run was recorded
+        assert Store(store).beats() == {}  # removed once the run was recorded
         shown = subprocess.run(
             [sys.executable, "-m", "benchkit", "status"], env=env, capture_output=True, text=True
         )
@@ -228,9 +229,9 @@ def test_a_run_of_another_host_is_crashed_once_its_heartbeat_stops(
             updated_at=at,
         )
 
-    write_beat(store, beat(5))  # alive, on a machine this one cannot see into
+    Store(store).write_beat(beat(5))  # alive, on a machine this one cannot see into
     assert benchkit.recover(store) == []
-    write_beat(store, beat(STALE_AFTER_S + 1))
+    Store(store).write_beat(beat(STALE_AFTER_S + 1))
     with pytest.warns(UserWarning, match="heartbeat stopped"):
         assert benchkit.recover(store) == [run.run_id]
     [row] = benchkit.runs(store).to_dicts()
@@ -239,7 +240,7 @@ def test_a_run_of_another_host_is_crashed_once_its_heartbeat_stops(
         row["failure_detail"]
     )
     beats = store / "heartbeats" / f"{run.run_id}.json"
-    write_beat(store, beat(5))
+    Store(store).write_beat(beat(5))
     good = beats.read_text()
     for bad in ("notadate", 1234, "2026-12-01T10:00:00"):  # was a traceback on every read
         beats.write_text(

@@ -32,7 +32,7 @@ from benchkit.records import (
 )
 from benchkit.run.baseline import Baseline, save
 from benchkit.store.imports import import_runs
-from benchkit.store.parquet import RowError, write_run, write_table
+from benchkit.store.parquet import RowError, write_table
 from benchkit.store.rows import check_rows, run_row
 from benchkit.store.schema import RUN_COLUMNS, TABLES, check_columns, run_columns, table_schema
 from benchkit.store.store import Store
@@ -175,7 +175,7 @@ def _only(path: Path) -> dict[str, object]:
 
 def test_one_row_of_every_table_through_the_builders(tmp_path: Path) -> None:
     run = a_full_run()
-    write_run(tmp_path, run)
+    Store(tmp_path).record(run)
     passed = CaseResult(file="t.py", name="t", outcome="passed", duration_s=0.1, message=None)
     write_ab(
         Store(tmp_path),

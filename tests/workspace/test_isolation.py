@@ -427,8 +427,10 @@ def test_a_store_too_full_to_record_is_one_line_and_no_half_record(
     mount.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(mount)], check=True)
     try:
-        filler = mount / "filler"
-        arm = _arm(tmp_path, "filler", f"head -c 2000000 /dev/zero >> {filler}; echo x > n.txt")
+        filler, beats = mount / "filler", mount / "store" / "heartbeats"
+        started = f"while [ $(ls {beats} | wc -l) -lt {jobs} ]; do sleep 0.1; done"  # all begun
+        fill = f"head -c 2000000 /dev/zero >> {filler}; echo x > n.txt"
+        arm = _arm(tmp_path, "filler", f"{started}; {fill}")
         argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
         argv += ["--arm", str(arm), "--store", str(mount / "store"), "--sandbox", "none"]
         argv += ["--trials", str(jobs), "--jobs", str(jobs), "--quiet"]
