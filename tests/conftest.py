@@ -22,13 +22,23 @@ def sh_git(repo: Path, *args: str) -> str:
     ).stdout.strip()
 
 
+def shared_folder(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """A folder of the whole run, whatever the worker (under xdist, the workers' common
+    base): for what is safe to share, a cache built under its own locks."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = root / name
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """One uv cache and one npm cache for the session: a package is downloaded once,
-    whatever the test."""
+    """One uv cache and one npm cache for the run, both workers' alike (each client
+    locks its own cache): a package is downloaded and unpacked once, whatever the test."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("UV_CACHE_DIR", str(tmp_path_factory.mktemp("uv-cache")))
-        mp.setenv("npm_config_cache", str(tmp_path_factory.mktemp("npm-cache")))
+        mp.setenv("UV_CACHE_DIR", str(shared_folder(tmp_path_factory, "uv-cache")))
+        mp.setenv("npm_config_cache", str(shared_folder(tmp_path_factory, "npm-cache")))
         yield
 
 
@@ -56,11 +66,7 @@ def shared_environments(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One folder of built bench environments for the whole run, whatever the worker:
     an environment is built once per key, under the cache's lock, as pilots in
     parallel share it (the `tiny` repository's is one key, whichever test makes it)."""
-    base = tmp_path_factory.getbasetemp()
-    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    shared = root / "shared-environments"
-    shared.mkdir(exist_ok=True)
-    return shared
+    return shared_folder(tmp_path_factory, "shared-environments")
 
 
 @pytest.fixture(autouse=True)

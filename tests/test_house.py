@@ -106,6 +106,17 @@ def test_a_planted_import_breaks_a_contract_that_names_it(
     assert named in done.stdout, done.stdout
 
 
+def test_an_import_under_type_checking_is_no_arrow(house: Path) -> None:
+    planted = house / "benchkit/gate/typed.py"
+    typed = "if TYPE_CHECKING:\n    from benchkit.store import schema\n"
+    planted.write_text(f"from typing import TYPE_CHECKING\n{typed}")
+    try:
+        done = lint_imports(house)
+    finally:
+        planted.unlink()
+    assert done.returncode == 0, done.stdout
+
+
 def test_the_architecture_package_table_matches_the_tree() -> None:
     page = (ROOT / "docs" / "architecture.md").read_text()
     lines = page.split("## Packages", 1)[1].splitlines()
