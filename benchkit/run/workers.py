@@ -93,6 +93,3 @@ class Processes(Launcher):
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
-
-    def concurrent(self) -> int:
-        return self.jobs

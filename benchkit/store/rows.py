@@ -15,7 +15,7 @@ from typing import Any
 from benchkit.gate.junit import CaseResult
 from benchkit.gate.verdict import GateResult
 from benchkit.records import PHASES, CheckResult, Run, TestRecord
-from benchkit.store.schema import SCHEMA_VERSION, stored_columns, stored_fields
+from benchkit.store.schema import SCHEMA_VERSION, stored_fields, stored_names
 
 
 def run_row(run: Run) -> dict[str, Any]:
@@ -36,7 +36,7 @@ def _kept(record: Any, row: dict[str, Any]) -> None:
         value = getattr(record, sf.field)
         if sf.part is not None:
             if value is None:
-                row.update(dict.fromkeys(c.name for c in stored_columns(sf.part)))
+                row.update(dict.fromkeys(stored_names(sf.part)))
             else:
                 _kept(value, row)
         elif sf.how.columns:

@@ -138,6 +138,17 @@ def stored_columns(record: type) -> list[Column]:
     return made
 
 
+_NAMES: dict[type, tuple[str, ...]] = {}  # by record: its columns' names, once a process
+
+
+def stored_names(record: type) -> tuple[str, ...]:
+    """The names of the `runs` columns a record's stored fields make (a run's row,
+    built for every run a comparison is handed, asks them of each part it lacks)."""
+    if record not in _NAMES:
+        _NAMES[record] = tuple(c.name for c in stored_columns(record))
+    return _NAMES[record]
+
+
 def run_columns(record: type = Run) -> tuple[Column, ...]:
     """The `runs` table's declared columns: the key, the schema version, and what the
     record's fields keep (see `benchkit.records.stored`)."""

@@ -49,8 +49,6 @@ from benchkit.workspace.recipe import (
 )
 from benchkit.workspace.venv import Venv, uv
 
-__all__ = ["Environment", "EnvironmentFailure", "Recipe"]
-
 BACKENDS: dict[str, Backend] = {"venv": Venv(), "node": Node(), "none": Caller()}
 """Every kind of bench environment by the `kind` a bench file gives; a new kind is one
 `Backend` subclass and one entry here."""
