@@ -10,9 +10,11 @@ STAMP  := $(VENV)/.installed
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	@# byte-compiled now: with PYTHONDONTWRITEBYTECODE set, every start would compile benchkit
+	@# uv, one of benchkit's own dependencies, installs the rest: in seconds, where pip
+	@# took most of a minute. Byte-compiled now, the libraries and benchkit alike: with
+	@# PYTHONDONTWRITEBYTECODE set, every start would compile what it imports, again
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check 'uv>=0.5'
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'
 	$(BIN)/python -m compileall -q benchkit
 	@touch $(STAMP)
 

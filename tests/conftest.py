@@ -22,6 +22,10 @@ def sh_git(repo: Path, *args: str) -> str:
     ).stdout.strip()
 
 
+SHARED_ENVIRONMENTS = "shared-environments"
+"""The run's folder of built bench environments (see `shared_environments`)."""
+
+
 def shared_folder(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
     """A folder of the whole run, whatever the worker (under xdist, the workers' common
     base): for what is safe to share, a cache built under its own locks."""
@@ -32,13 +36,22 @@ def shared_folder(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
     return folder
 
 
+def package_caches(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """One uv cache and one npm cache for the run, both workers' alike (each client
+    locks its own cache): a package is downloaded and unpacked once, whatever the test
+    or notebook."""
+    return {
+        "UV_CACHE_DIR": str(shared_folder(tmp_path_factory, "uv-cache")),
+        "npm_config_cache": str(shared_folder(tmp_path_factory, "npm-cache")),
+    }
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """One uv cache and one npm cache for the run, both workers' alike (each client
-    locks its own cache): a package is downloaded and unpacked once, whatever the test."""
+    """The run's package caches (`package_caches`) for every test."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("UV_CACHE_DIR", str(shared_folder(tmp_path_factory, "uv-cache")))
-        mp.setenv("npm_config_cache", str(shared_folder(tmp_path_factory, "npm-cache")))
+        for name, value in package_caches(tmp_path_factory).items():
+            mp.setenv(name, value)
         yield
 
 
@@ -66,7 +79,7 @@ def shared_environments(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One folder of built bench environments for the whole run, whatever the worker:
     an environment is built once per key, under the cache's lock, as pilots in
     parallel share it (the `tiny` repository's is one key, whichever test makes it)."""
-    return shared_folder(tmp_path_factory, "shared-environments")
+    return shared_folder(tmp_path_factory, SHARED_ENVIRONMENTS)
 
 
 @pytest.fixture(autouse=True)
@@ -184,14 +197,19 @@ def make_repo(
     return shas[0], shas[1]
 
 
-@pytest.fixture
-def tiny(tmp_path: Path) -> Iterator[TinyRepo]:
-    repo = tmp_path / "repo"
+def tiny_repo(folder: Path) -> TinyRepo:
+    """The tiny repository and its bench, made in `folder`."""
+    repo = folder / "repo"
     base, human = make_repo(repo, BASE_FILES, HUMAN_FILES, "human")
-    bench_dir = tmp_path / "bench"
+    bench_dir = folder / "bench"
     (bench_dir / "patches").mkdir(parents=True)
     (bench_dir / "bench.toml").write_text(TINY_BENCH.format(repo=repo))
-    yield TinyRepo(path=repo, base=base, human=human, bench_dir=bench_dir)
+    return TinyRepo(path=repo, base=base, human=human, bench_dir=bench_dir)
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> TinyRepo:
+    return tiny_repo(tmp_path)
 
 
 HEAVY = ("ray", "node", "browser", "slow")

@@ -4,11 +4,13 @@ node)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -48,6 +50,20 @@ def benchkit_cli(
         env=environment,
         check=False,
     )
+
+
+@contextlib.contextmanager
+def started_as_a_terminal_starts_it() -> Iterator[None]:
+    """What this block starts has SIGINT at its default, as a terminal's foreground job
+    has it, so that the Ctrl-C a test sends it is heard. A suite started where SIGINT
+    is ignored (a background job of a script, `nohup`) hands that on to every process
+    it starts, and benchkit, as any program should, leaves it ignored. (Python's handler
+    here, not SIG_IGN, is what the child's exec resets to the default.)"""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 BWRAP_REASON = f"no sandbox here: {NO_BWRAP}"

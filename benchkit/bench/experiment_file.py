@@ -19,8 +19,9 @@ reads its runs, run by `benchkit run experiment.toml`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
@@ -51,9 +52,11 @@ class ExperimentFile(Strict):
     vars: dict[str, StrictStr] = Field(default_factory=dict)
     store: StrictStr | None = None
     jobs: Annotated[StrictInt, Field(ge=1)] = 1
-    launcher: Literal["serial", "processes", "ray"] | None = None
+    # a kind of the launchers' and sandboxes' registries, which the flows hold (see
+    # `kinds` below): a new kind needs no change here
+    launcher: StrictStr | None = None
     ray_address: StrictStr | None = None
-    sandbox: Literal["auto", "bwrap", "none"] = "auto"
+    sandbox: StrictStr = "auto"
     refresh_baseline: StrictBool = False
 
 
@@ -84,11 +87,19 @@ def _missing(path: Path, field: str, values: tuple[str, ...]) -> None:
             raise UsageError(path, where, f"{given}: no such file (paths are from this file)")
 
 
-def experiment(path: Path | str) -> dict[str, Any]:
+def experiment(
+    path: Path | str, kinds: Mapping[str, Sequence[str]] | None = None
+) -> dict[str, Any]:
     """The experiment file as the keyword arguments of `benchkit.pilot`; raises
-    `UsageError` naming the file and the field."""
+    `UsageError` naming the file and the field. `kinds` gives what a field such as
+    `sandbox` or `launcher` may name (the registries' names); a field it leaves out is
+    checked as `benchkit.pilot` runs."""
     path = Path(path)
     file = validated(ExperimentFile, path, UsageError)
+    for field, known in (kinds or {}).items():
+        value = getattr(file, field)
+        if value is not None and value not in known:
+            raise UsageError(path, field, f"{value!r} is not one of {', '.join(known)}")
     _missing(path, "bench", file.bench)
     _missing(path, "arm", file.arm)
     folder = path.resolve().parent

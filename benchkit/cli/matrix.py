@@ -174,8 +174,9 @@ def run_file(
     """Run the matrix of an experiment file (experiment.toml) in its run set: what
     the set holds already is not run again."""
     from benchkit.bench.experiment_file import experiment as load_experiment
+    from benchkit.workspace.sandbox import choices
 
-    matrix = load_experiment(experiment)
+    matrix = load_experiment(experiment, {"launcher": LAUNCHERS, "sandbox": choices()})
     given = matrix.pop("store")
     for name, value in (("jobs", jobs), ("launcher", launcher), ("ray_address", ray_address)):
         if value is not None:

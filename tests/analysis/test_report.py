@@ -5,24 +5,42 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 import benchkit
 from benchkit.analysis.report import sites_beside
 from benchkit.store.parquet import update_run
-from tests.conftest import TinyRepo
+from tests.conftest import TinyRepo, a_cache, tiny_repo
 from tests.helpers import CHROMIUM, needs_chromium
 
 
-def _site(tiny: TinyRepo, tmp_path: Path) -> tuple[Path, list[dict[str, object]]]:
+@dataclass(frozen=True)
+class Site:
+    """`benchkit report` of a store of two runs (human, noop), made once for the module's
+    tests that only read it."""
+
+    out: Path
+    rows: list[dict[str, object]]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, shared_environments: Path) -> Iterator[Site]:
+    tmp_path = tmp_path_factory.mktemp("report")
+    tiny = tiny_repo(tmp_path)
     store = tmp_path / "store"
-    benchkit.pilot(str(tiny.bench_dir), arm=["human", "noop"], store=store, sandbox="none")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("BENCHKIT_CACHE", str(a_cache(tmp_path_factory, shared_environments)))
+        benchkit.pilot(str(tiny.bench_dir), arm=["human", "noop"], store=store, sandbox="none")
     out = tmp_path / "site"
     argv = [sys.executable, "-m", "benchkit", "report", "--store", str(store), "--out", str(out)]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(out / "index.html")
-    return out, benchkit.runs(store).to_dicts()
+    yield Site(out=out, rows=benchkit.runs(store).to_dicts())
 
 
 def _open(page: Path) -> tuple[str, str]:
@@ -35,10 +53,8 @@ def _open(page: Path) -> tuple[str, str]:
     return done.stdout, done.stderr
 
 
-def test_the_report_holds_every_run_its_figures_and_its_plots(
-    tiny: TinyRepo, tmp_path: Path
-) -> None:
-    out, rows = _site(tiny, tmp_path)
+def test_the_report_holds_every_run_its_figures_and_its_plots(site: Site) -> None:
+    out, rows = site.out, site.rows
     index = (out / "index.html").read_text()
     for row in rows:
         assert f'href="runs/{row["run_id"]}.html"' in index
@@ -99,21 +115,21 @@ def test_a_log_that_is_not_a_file_is_left_out_of_the_report(tiny: TinyRepo, tmp_
 
 
 @needs_chromium
-def test_the_report_loads_in_a_headless_browser_with_its_images(
-    tiny: TinyRepo, tmp_path: Path
-) -> None:
-    out, rows = _site(tiny, tmp_path)
+def test_the_report_loads_in_a_headless_browser_with_its_images(site: Site) -> None:
+    out, rows = site.out, site.rows
     pages = [out / "index.html", *(out / "runs" / f"{r['run_id']}.html" for r in rows)]
+    doms = {}
     for page in pages:
         dom, said = _open(page)
         assert 'data-images="ok"' in dom, (page, re.findall(r"data-images=\"[^\"]*\"", dom))
         assert "Uncaught" not in said and "Failed to load resource" not in said, said[-2000:]
-    dom, _ = _open(out / "index.html")
-    assert dom.count("<img ") == 3
+        doms[page] = dom
+    index = doms[out / "index.html"]
+    assert index.count("<img ") == 3
     for row in rows:
-        assert str(row["run_id"]) in dom
+        assert str(row["run_id"]) in index
     human = next(r for r in rows if r["arm"] == "human")
-    dom, _ = _open(out / "runs" / f"{human['run_id']}.html")
+    dom = doms[out / "runs" / f"{human['run_id']}.html"]
     assert re.search(r"<td>verdict</td>\s*<td>pass, 0 regressions</td>", dom)
 
 

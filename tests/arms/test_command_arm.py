@@ -19,6 +19,7 @@ import pytest
 import benchkit
 from benchkit.workspace.cache import cache_dir
 from tests.conftest import ROOT, TinyRepo
+from tests.helpers import started_as_a_terminal_starts_it
 
 FAKE_AGENT = ROOT / "benchkit" / "bundled" / "arms" / "fake-agent" / "fake_agent.py"
 UPGRADER = ROOT / "tests" / "fakes" / "upgrader"
@@ -106,9 +107,10 @@ class Benchkit:
         return subprocess.run(self.argv, env=self.env, capture_output=True, text=True, timeout=180)
 
     def start(self) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            self.argv, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
+        with started_as_a_terminal_starts_it():  # a Ctrl-C it is sent is heard
+            return subprocess.Popen(
+                self.argv, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
 
     def wait_for_pids(self, count: int) -> list[int]:
         deadline = time.monotonic() + 60

@@ -82,18 +82,7 @@ def test_runs_on_an_empty_store(tmp_path: Path) -> None:
 def test_a_filter_no_run_matches_says_what_the_store_holds(tiny: TinyRepo, tmp_path: Path) -> None:
     """A typo in --set (or --arm, ...) is told apart from a store without runs."""
     for arm, run_set in (("human", "m1"), ("noop", "m2")):
-        ran = benchkit_cli(
-            "pilot",
-            "--bench",
-            str(tiny.bench_dir),
-            "--arm",
-            arm,
-            "--set",
-            run_set,
-            module="benchkit.cli",
-            store=tmp_path,
-        )
-        assert ran.returncode == 0, ran.stderr
+        benchkit.pilot(str(tiny.bench_dir), arm=arm, run_set=run_set, store=tmp_path)
     for command in ("runs", "status"):
         done = benchkit_cli(command, "--set", "m3", module="benchkit.cli", store=tmp_path)
         assert done.returncode == 0, done.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pickle
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -133,6 +134,17 @@ def test_pilots_and_a_read_never_load_pandas(tiny: TinyRepo, tmp_path: Path) -> 
     assert "pandas" not in _loaded("-m", "benchkit", "runs", "--store", store)
 
 
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store of one run, imported by `benchkit import` once for the module: each
+    mistake below is made in a copy of its own."""
+    folder = tmp_path_factory.mktemp("imported")
+    (folder / "runs.csv").write_text("bench,arm,wall_s\nb1,a1,1.5\n")
+    done = benchkit_cli("import", "runs.csv", cwd=folder, store=folder / "store")
+    assert done.returncode == 0, done.stderr
+    return folder / "store"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -154,11 +166,10 @@ def test_pilots_and_a_read_never_load_pandas(tiny: TinyRepo, tmp_path: Path) -> 
     ],
 )
 def test_a_users_mistake_is_one_line_and_exit_2(
-    tmp_path: Path, args: list[str], message: str
+    imported: Path, tmp_path: Path, args: list[str], message: str
 ) -> None:
     store = tmp_path / "store"
-    (tmp_path / "runs.csv").write_text("bench,arm,wall_s\nb1,a1,1.5\n")
-    assert benchkit_cli("import", "runs.csv", cwd=tmp_path, store=store).returncode == 0
+    shutil.copytree(imported, store)
     (tmp_path / "runs.csv").write_text("bench,arm,speed\nb1,a1,fast\n")
     (tmp_path / "a-file").write_text("")
     done = benchkit_cli(*args, cwd=tmp_path, store=store)

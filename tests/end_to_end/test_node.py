@@ -1,11 +1,16 @@
 """Node benches on real npm, tsc, biome, vitest and jest: the bundled demo-node bench,
 a jest bench (its JSON report and jest-junit's), `ab` and `probe` on a vitest
 repository. The packages come from the npm registry on first use (one npm cache for
-the session), pinned by each bench's package-lock.json."""
+the session), pinned by each bench's package-lock.json. Each environment is built once:
+the demo-node bench's by its own first pilot (`demo_node`), the jest bench's by its
+first test, in the session's shared environments."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -13,28 +18,43 @@ import pytest
 
 import benchkit
 from benchkit.errors import BenchError
-from tests.conftest import ROOT, sh_git
+from tests.conftest import ROOT, a_cache, sh_git
 from tests.helpers import benchkit_cli, needs_node
 
 DEMO_NODE = ROOT / "benchkit" / "bundled" / "benches" / "demo-node"
 JEST = ROOT / "tests" / "fixtures" / "node-jest"
+ARMS = ["human", "noop", "replay:agent-a", "replay:agent-b"]
 
-pytestmark = [
-    pytest.mark.node,
-    pytest.mark.fresh_environments,  # npm ci once a test, on its first pilot
-    needs_node,
-]
+pytestmark = [pytest.mark.node, needs_node]
 
 
-def test_the_demo_node_bench_of_four_arms(tmp_path: Path) -> None:
-    store = tmp_path / "store"
-    arms = ["human", "noop", "replay:agent-a", "replay:agent-b"]
-    done = benchkit_cli(
-        "pilot", "--bench", "demo-node", *[f"--arm={a}" for a in arms], "--store", str(store)
-    )
+@dataclass(frozen=True)
+class DemoNode:
+    """The demo-node bench's four arms, run once for the module by `benchkit pilot` in a
+    cache of their own: its environments are built by these pilots (npm ci on the
+    first), then shared with the module's other demo-node tests."""
+
+    store: Path
+    environments: Path
+    done: subprocess.CompletedProcess[str]
+    env: dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def demo_node(tmp_path_factory: pytest.TempPathFactory) -> DemoNode:
+    environments = tmp_path_factory.mktemp("demo-node-environments")
+    store = tmp_path_factory.mktemp("demo-node") / "store"
+    env = {**os.environ, "BENCHKIT_CACHE": str(a_cache(tmp_path_factory, environments))}
+    arms = [f"--arm={a}" for a in ARMS]
+    done = benchkit_cli("pilot", "--bench", "demo-node", *arms, "--store", str(store), env=env)
+    return DemoNode(store=store, environments=environments, done=done, env=env)
+
+
+def test_the_demo_node_bench_of_four_arms(demo_node: DemoNode) -> None:
+    store, done = demo_node.store, demo_node.done
     assert done.returncode == 0, done.stderr
     runs = {r["arm"]: r for r in benchkit.runs(store).to_dicts()}
-    human, noop, a, b = (runs[arm] for arm in arms)
+    human, noop, a, b = (runs[arm] for arm in ARMS)
     # coverage: 17 sites in 4 files; noop none; node_modules never in a diff
     assert (human["sites_total"], human["sites_covered"], human["sites_unrelated"]) == (17, 17, 0)
     assert (noop["sites_covered"], noop["sites_unrelated"]) == (0, 0)
@@ -56,7 +76,7 @@ def test_the_demo_node_bench_of_four_arms(tmp_path: Path) -> None:
     first, *later = benchkit.runs(store)["environment_s"].to_list()
     assert max(later) < 0.1 * first, (first, later)
     assert str(runs["human"]["env_python"]).startswith("node v")
-    listed = benchkit_cli("env", "list").stdout.splitlines()
+    listed = benchkit_cli("env", "list", env=demo_node.env).stdout.splitlines()
     assert any(line.startswith("node-") and "  node v" in line for line in listed), listed
     assert not any(line.startswith("node-") and "python" in line for line in listed), listed
 
@@ -101,7 +121,11 @@ def test_a_node_bench_without_its_lock_file_is_one_clear_error(tmp_path: Path) -
         benchkit.pilot(str(bench), arm="noop", store=tmp_path / "store")
 
 
-def test_ab_and_probe_on_a_vitest_repository(tmp_path: Path) -> None:
+def test_ab_and_probe_on_a_vitest_repository(
+    demo_node: DemoNode, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    cache = a_cache(tmp_path_factory, demo_node.environments)  # demo-node's, built once
+    env = {**os.environ, "BENCHKIT_CACHE": str(cache)}
     repo = tmp_path / "repo"
     shutil.copytree(DEMO_NODE / "base", repo)
     sh_git(repo, "init", "--quiet", "--initial-branch", "main")
@@ -114,11 +138,11 @@ def test_ab_and_probe_on_a_vitest_repository(tmp_path: Path) -> None:
     vitest = ["vitest", "run", "--reporter=default", "--reporter=junit", "--outputFile={report}"]
     common = ["--repo", str(repo), "--base", "main", "--head", "change", "--bench", "demo-node"]
     store = ["--store", str(tmp_path / "store")]
-    ab = benchkit_cli("ab", *common, *store, "--fail-on-flip", "--", *vitest)
+    ab = benchkit_cli("ab", *common, *store, "--fail-on-flip", "--", *vitest, env=env)
     assert ab.returncode == 1, ab.stderr  # a test passed at base and fails at head
     assert "| test/tax.test.ts::tax > rounds half a cent up | passed | failed |" in ab.stdout
     assert "| test/ledger-v2.test.ts::test/ledger-v2.test.ts | absent | error |" in ab.stdout
     assert "node v" in ab.stdout  # what ran the tests: the bench's node
-    probe = benchkit_cli("probe", *common, *store, "--", *vitest, "test/tax.test.ts")
+    probe = benchkit_cli("probe", *common, *store, "--", *vitest, "test/tax.test.ts", env=env)
     assert probe.returncode == 0, probe.stderr
     assert "| test/tax.test.ts::tax > rounds half a cent up | failed | passed |" in probe.stdout

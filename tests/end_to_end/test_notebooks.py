@@ -42,7 +42,8 @@ def test_a_plot_cell_that_shows_no_image_fails_under_nbval(tmp_path: Path) -> No
     ]
     nbformat.write(notebook, tmp_path / "plots.ipynb")  # type: ignore[no-untyped-call]
     shutil.copy(NOTEBOOKS / "conftest.py", tmp_path / "conftest.py")
-    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    # the copy of notebooks/conftest.py takes the suite's places from tests.conftest
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONPATH": str(ROOT)}
     argv = [sys.executable, "-m", "pytest", "-p", "nbval", "--nbval-lax", "-p", "no:cacheprovider"]
     done = subprocess.run(
         [*argv, "-rA", "--rootdir", str(tmp_path), str(tmp_path / "plots.ipynb")],

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, sh_git
+from tests.conftest import ROOT, a_cache, sh_git
 from tests.helpers import DEMO_BASE_SHA, DEMO_HUMAN_SHA
 
 pytestmark = pytest.mark.slow
@@ -79,13 +79,19 @@ def test_the_wheel_carries_the_bundled_benches_and_arm_files(wheel: Path) -> Non
 
 
 def test_the_installed_wheel_runs_the_demo_from_another_folder(
-    installed: Path, tmp_path: Path
+    installed: Path,
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    shared_environments: Path,
 ) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     left_out = ("BENCHKIT_STORE", "VIRTUAL_ENV", "PYTHONPATH")  # the checkout's traces
     env = {k: v for k, v in os.environ.items() if k not in left_out}
-    env |= {"HOME": str(tmp_path / "home"), "BENCHKIT_CACHE": str(tmp_path / "cache")}
+    # a cache of its own, its built environments the run's: the demo's is one key, made
+    # from the wheel's copy of the bench as from the checkout's
+    cache = a_cache(tmp_path_factory, shared_environments)
+    env |= {"HOME": str(tmp_path / "home"), "BENCHKIT_CACHE": str(cache)}
     benches = _run([str(installed), "benches"], cwd=elsewhere, env=env).stdout
     assert benches.startswith("demo ") and str(installed.parent.parent) in benches
     assert "fake-agent" in _run([str(installed), "arms"], cwd=elsewhere, env=env).stdout

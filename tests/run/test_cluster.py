@@ -1,5 +1,7 @@
 """The Ray launcher: a matrix as Ray tasks on a local cluster records what one process
-records, with the base checks once per bench and each run's launcher and worker."""
+records, with the base checks once per bench and each run's launcher and worker; the
+CLI starts a local cluster of its own (and leaves nothing of it when SIGKILLed), or
+joins one at an address."""
 
 from __future__ import annotations
 
@@ -9,71 +11,23 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import benchkit
+from benchkit.run.cluster import start_local
 from benchkit.run.events import Event, StageBegun
 from benchkit.run.recovery import RecoveryWarning
 from benchkit.store.store import Store
+from benchkit.workspace.processes import process_start
 from tests.conftest import TinyRepo
 from tests.helpers import FIGURES, alive, needs_bwrap, pgrep, two_benches
 
 pytest.importorskip("ray", reason="Ray is in the development install: pip install -e '.[dev]'")
 
 pytestmark = pytest.mark.ray
-
-
-def test_a_matrix_on_a_local_ray_cluster_records_what_one_process_does(
-    tiny: TinyRepo, tmp_path: Path
-) -> None:
-    benches = two_benches(tiny.bench_file, tmp_path)
-    seen: list[tuple[str, str, bool]] = []
-
-    def beats(event: Event) -> None:  # the heartbeat of a pilot at work, as it is told
-        if isinstance(event, StageBegun) and event.stage == "verify":
-            beat = Store(tmp_path / "ray").beats().get(event.run_id)
-            seen.append((event.run_id, event.stage, beat is not None and beat.stage == "verify"))
-
-    ray = benchkit.pilot(
-        benches,
-        ["human", "noop"],
-        trials=2,
-        launcher="ray",
-        jobs=2,
-        store=tmp_path / "ray",
-        sandbox="none",
-        events=beats,
-    )
-    assert len(ray) == 8 and {r.launcher for r in ray} == {"ray"}
-    assert {r.status for r in ray} == {"ok"}
-    runs = benchkit.runs(tmp_path / "ray")
-    assert runs.height == 8 and set(runs["launcher"]) == {"ray"}
-    assert os.getpid() not in set(runs["pid"])  # Ray's workers ran them
-    ran_at_base = runs.filter(~runs["baseline_cached"])["baseline_key"].to_list()
-    assert sorted(ran_at_base) == sorted(set(runs["baseline_key"]))  # once a key
-    assert seen and any(beat for _, _, beat in seen)  # heartbeats while running
-    figures = {row[0]: row[1:] for row in runs.select("arm", *FIGURES).unique().rows()}
-    assert len(figures) == 2  # the same figures on every bench and trial, as one process
-    assert figures["human"][:3] == (2, 2, 0) and figures["noop"][:3] == (0, 0, 0)
-    assert figures["human"][3] == figures["noop"][3] == "pass"
-
-
-def test_the_cli_runs_a_pilot_on_ray_and_import_benchkit_does_not_load_ray(
-    tiny: TinyRepo, tmp_path: Path
-) -> None:
-    argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
-    argv += ["--arm", "human", "--launcher", "ray", "--sandbox", "none", "--quiet"]
-    done = subprocess.run(
-        [*argv, "--store", str(tmp_path / "s")], capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stderr
-    [row] = benchkit.runs(tmp_path / "s").to_dicts()
-    assert (row["launcher"], row["status"], row["sites_covered"]) == ("ray", "ok", 2)
-    code = "import benchkit, sys; benchkit.runs; print('ray' in sys.modules)"
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert loaded.stdout.strip() == "False"
 
 
 def _descendants(pid: int) -> list[int]:
@@ -97,6 +51,7 @@ def test_a_sigkilled_benchkit_on_a_local_ray_cluster_leaves_no_worker_and_no_arm
     argv += ["--arm", str(arm), "--trials", "2", "--launcher", "ray", "--jobs", "2"]
     argv += ["--sandbox", "bwrap", "--quiet", "--store", str(store)]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cluster: dict[int, int | None] = {}  # Ray's own daemons too, by pid and start
     try:
         deadline = time.monotonic() + 240
         tasks: list[int] = []
@@ -104,6 +59,7 @@ def test_a_sigkilled_benchkit_on_a_local_ray_cluster_leaves_no_worker_and_no_arm
             time.sleep(0.2)
             tasks = [p for p in _descendants(proc.pid) if _at_work(p, token)]
         assert len(tasks) == 2, "each pilot a Ray task, its arm running, in the local cluster"
+        cluster = {p: process_start(p) for p in _descendants(proc.pid)}
         proc.kill()
         proc.wait()
         deadline = time.monotonic() + 30
@@ -115,7 +71,10 @@ def test_a_sigkilled_benchkit_on_a_local_ray_cluster_leaves_no_worker_and_no_arm
         runs = benchkit.runs(store)
         assert sorted(runs["status"]) == ["crashed", "crashed"]
     finally:
-        for pid in pgrep(token):
+        # Ray's dashboard and runtime-env agents notice their cluster is gone only after
+        # a minute of polling, at a share of a core: not left to slow the tests after
+        left = [p for p, started in cluster.items() if process_start(p) == started]
+        for pid in [*pgrep(token), *left]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
 
@@ -131,6 +90,77 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
     except OSError:
         return ""
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[str]:
+    """A local Ray cluster of two CPUs, started once for the tests below as benchkit
+    starts one (`start_local`), its address given: a matrix in this process runs on it
+    as a notebook's does once Ray is up, and the CLI joins it by `--ray-address`. Ray
+    takes seconds to start a cluster; the SIGKILL test above starts its own from the
+    CLI, before this one runs."""
+    import ray
+
+    start_local(2)
+    try:
+        yield str(ray.get_runtime_context().gcs_address)
+    finally:
+        ray.shutdown()
+
+
+def test_a_matrix_on_a_local_ray_cluster_records_what_one_process_does(
+    tiny: TinyRepo, tmp_path: Path, local_ray: str
+) -> None:
+    import ray
+
+    benches = two_benches(tiny.bench_file, tmp_path)
+    seen: list[tuple[str, str, bool]] = []
+
+    def beats(event: Event) -> None:  # the heartbeat of a pilot at work, as it is told
+        if isinstance(event, StageBegun) and event.stage == "verify":
+            beat = Store(tmp_path / "ray").beats().get(event.run_id)
+            seen.append((event.run_id, event.stage, beat is not None and beat.stage == "verify"))
+
+    made = benchkit.pilot(
+        benches,
+        ["human", "noop"],
+        trials=2,
+        launcher="ray",
+        jobs=2,
+        store=tmp_path / "ray",
+        sandbox="none",
+        events=beats,
+    )
+    assert len(made) == 8 and {r.launcher for r in made} == {"ray"}
+    assert {r.status for r in made} == {"ok"}
+    assert ray.is_initialized()  # a cluster benchkit did not start is left running
+    runs = benchkit.runs(tmp_path / "ray")
+    assert runs.height == 8 and set(runs["launcher"]) == {"ray"}
+    assert os.getpid() not in set(runs["pid"])  # Ray's workers ran them
+    ran_at_base = runs.filter(~runs["baseline_cached"])["baseline_key"].to_list()
+    assert sorted(ran_at_base) == sorted(set(runs["baseline_key"]))  # once a key
+    assert seen and any(beat for _, _, beat in seen)  # heartbeats while running
+    figures = {row[0]: row[1:] for row in runs.select("arm", *FIGURES).unique().rows()}
+    assert len(figures) == 2  # the same figures on every bench and trial, as one process
+    assert figures["human"][:3] == (2, 2, 0) and figures["noop"][:3] == (0, 0, 0)
+    assert figures["human"][3] == figures["noop"][3] == "pass"
+
+
+def test_the_cli_runs_a_pilot_on_ray_and_import_benchkit_does_not_load_ray(
+    tiny: TinyRepo, tmp_path: Path, local_ray: str
+) -> None:
+    argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
+    argv += ["--arm", "human", "--launcher", "ray", "--ray-address", local_ray]
+    argv += ["--sandbox", "none", "--quiet"]
+    done = subprocess.run(
+        [*argv, "--store", str(tmp_path / "s")], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    [row] = benchkit.runs(tmp_path / "s").to_dicts()
+    assert (row["launcher"], row["status"], row["sites_covered"]) == ("ray", "ok", 2)
+    code = "import benchkit, sys; benchkit.runs; print('ray' in sys.modules)"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert loaded.stdout.strip() == "False"
 
 
 @pytest.mark.parametrize(

@@ -29,6 +29,7 @@ from benchkit.workspace.git import (
     snapshot,
 )
 from tests.conftest import TinyRepo, make_repo, sh_git
+from tests.helpers import started_as_a_terminal_starts_it
 
 
 def _one(tiny: TinyRepo, arm: str, store: Path, **kw: object) -> benchkit.Run:
@@ -370,23 +371,14 @@ def test_a_sigint_while_a_10000_line_change_is_scored_stops_benchkit_within_a_se
         'command = "python -c pass"\ntimeout = 30\n'
     )
     store = tmp_path / "store"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "benchkit",
-            "pilot",
-            "--bench",
-            str(bench),
-            "--arm",
-            "replay:big",
-            "--store",
-            str(store),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(bench)]
+    with started_as_a_terminal_starts_it():
+        proc = subprocess.Popen(
+            [*argv, "--arm", "replay:big", "--store", str(store)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     deadline = time.monotonic() + 120
     while not any(b.stage == "score" for b in Store(store).beats().values()):
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()

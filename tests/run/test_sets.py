@@ -264,6 +264,9 @@ def test_an_experiment_file_runs_its_matrix_in_its_set(tiny: TinyRepo, tmp_path:
         ),
         ('bench = "demo"\narm = "arms/nope.toml"\n', "arm: arms/nope.toml: no such file"),
         ('arm = ["noop", "replay:p/x.patch"]\n', "arm.1: p/x.patch: no such file"),
+        # the kinds the registries have, named as the flags name them
+        ('sandbox = "docker"\n', "sandbox: 'docker' is not one of auto, none, bwrap"),
+        ('launcher = "threads"\n', "launcher: 'threads' is not one of serial, processes, ray"),
     ],
 )
 def test_a_bad_experiment_file_names_itself_and_every_field(

@@ -21,7 +21,14 @@ from benchkit.store.parquet import update_run
 from benchkit.store.store import Store
 from benchkit.workspace.cache import TRASH, cache_dir
 from tests.conftest import TinyRepo
-from tests.helpers import FIGURES, alive, benchkit_cli, pgrep, two_benches
+from tests.helpers import (
+    FIGURES,
+    alive,
+    benchkit_cli,
+    pgrep,
+    started_as_a_terminal_starts_it,
+    two_benches,
+)
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -99,13 +106,14 @@ def test_ctrl_c_to_the_whole_group_stops_every_arm_and_records_every_run(
     store = tmp_path / "store"
     argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
     argv += ["--arm", str(arm), "--trials", "2", "--jobs", "2", "--sandbox", "none"]
-    proc = subprocess.Popen(
-        [*argv, "--store", str(store)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own group, as a terminal's foreground job
-    )
+    with started_as_a_terminal_starts_it():
+        proc = subprocess.Popen(
+            [*argv, "--store", str(store)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # its own group, as a terminal's foreground job
+        )
     try:
         deadline = time.monotonic() + 180
         while len(pgrep(token)) < 4 and time.monotonic() < deadline:  # sh and sleep, twice
@@ -129,6 +137,23 @@ def test_ctrl_c_to_the_whole_group_stops_every_arm_and_records_every_run(
         for pid in pgrep(token):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_what_a_test_starts_hears_ctrl_c_whatever_the_suite_inherited() -> None:
+    """A suite started where SIGINT is ignored (a script's background job) hands that on
+    to each process it starts: benchkit would never hear the Ctrl-C the test above sends
+    (it waited out the arms' sleep: a 30 s timeout). The tests that send one start
+    benchkit as a terminal does."""
+    code = "import signal; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        ignored = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        with started_as_a_terminal_starts_it():
+            heard = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert ignored.stdout.strip() == "False"  # SIG_IGN
+    assert heard.stdout.strip() == "True"
 
 
 def _children(pid: int) -> list[str]:

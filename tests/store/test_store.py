@@ -27,7 +27,7 @@ from benchkit.store.compaction import AUTO_COMPACT
 from benchkit.store.parquet import update_run, write_arrow
 from benchkit.store.reads import SCAN_AT_ONCE, read_table
 from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, TABLES, table_schema
-from tests.conftest import TinyRepo
+from tests.conftest import TinyRepo, a_cache, tiny_repo
 from tests.helpers import benchkit_cli
 
 
@@ -523,15 +523,30 @@ BROKEN: dict[str, tuple[Callable[[Path], None], str]] = {  # how, and where it i
 }
 
 
+@pytest.fixture(scope="module")
+def noop_store(
+    tmp_path_factory: pytest.TempPathFactory, shared_environments: Path
+) -> tuple[TinyRepo, Path]:
+    """The tiny bench and a store of one `noop` run on it, made once for the module:
+    a test that breaks or changes the store does so in a copy of its own."""
+    folder = tmp_path_factory.mktemp("noop-store")
+    tiny = tiny_repo(folder)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("BENCHKIT_CACHE", str(a_cache(tmp_path_factory, shared_environments)))
+        benchkit.pilot(str(tiny.bench_dir), arm="noop", store=folder / "store")
+    return tiny, folder / "store"
+
+
 @pytest.mark.parametrize("broken", sorted(BROKEN))
 def test_a_store_of_a_broken_layout_is_one_line_naming_the_place(
-    tiny: TinyRepo, tmp_path: Path, broken: str
+    noop_store: tuple[TinyRepo, Path], tmp_path: Path, broken: str
 ) -> None:
     """A store folder whose table, heartbeats or artifacts are a file, or whose files
     benchkit keeps are folders: every command says where, in one line, exit 2, and a
     pilot writes nothing."""
+    tiny, made = noop_store
     store = tmp_path / "store"
-    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=store)
+    shutil.copytree(made, store, symlinks=True)
     breaking, where = BROKEN[broken]
     breaking(store)
     before = sorted(p.relative_to(store) for p in store.rglob("*"))
@@ -545,11 +560,14 @@ def test_a_store_of_a_broken_layout_is_one_line_naming_the_place(
     assert sorted(p.relative_to(store) for p in store.rglob("*")) == before
 
 
-def test_a_checks_note_that_is_not_text_is_read_past(tiny: TinyRepo, tmp_path: Path) -> None:
+def test_a_checks_note_that_is_not_text_is_read_past(
+    noop_store: tuple[TinyRepo, Path], tmp_path: Path
+) -> None:
     """The note of the checks a store's runs files hold is a help to reads: bytes that
     are not UTF-8 in it, or lines that name no check, are passed over."""
+    tiny, made = noop_store
     store = tmp_path / "store"
-    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=store)
+    shutil.copytree(made, store, symlinks=True)
     note = store / "runs" / ".checks"
     note.write_bytes(b"\xff\xfe garbage\n" + note.read_bytes() + b"not a check!\n")
     for command in (("runs",), ("compact",)):

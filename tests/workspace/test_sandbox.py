@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
 import benchkit
+from benchkit.bench.experiment_file import experiment
 from benchkit.errors import UsageError
-from benchkit.workspace.sandbox import SANDBOXES, Sandbox, choose
+from benchkit.workspace.sandbox import SANDBOXES, Sandbox, choices, choose
 from tests.conftest import TinyRepo
 
 COMMANDS: list[list[str]] = []  # what the recording sandbox was given, in this process
@@ -46,3 +48,16 @@ def test_a_sandbox_kind_added_in_the_registry_runs_a_pilots_arm_and_checks(
 def test_a_sandbox_no_registry_names_is_one_line_naming_those_it_has() -> None:
     with pytest.raises(UsageError, match=r"'docker' is not one of auto, none, bwrap"):
         choose("docker")
+
+
+def test_an_experiment_file_names_a_kind_the_registry_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What an experiment file's `sandbox` may name comes from the registry: a kind
+    added there is taken, with no list of names to change in the file's reader."""
+    path = tmp_path / "experiment.toml"
+    path.write_text('sandbox = "recording"\n')
+    with pytest.raises(UsageError, match=r"sandbox: 'recording' is not one of auto, none, bwrap"):
+        experiment(path, {"sandbox": choices()})
+    monkeypatch.setitem(SANDBOXES, "recording", Recording)
+    assert experiment(path, {"sandbox": choices()})["sandbox"] == "recording"
