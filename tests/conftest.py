@@ -212,15 +212,20 @@ def tiny(tmp_path: Path) -> TinyRepo:
     return tiny_repo(tmp_path)
 
 
-HEAVY = ("ray", "node", "browser", "slow")
-"""Marks of the tests that take longest: run first, so that both workers end together."""
+FIRST = ("ray", "node")
+"""Marks of the files that take longest of all (a minute or more on one worker)."""
+HEAVY = ("browser", "slow")
+"""Marks of the other files whose tests take seconds each: run after those, before the
+quick ones, so that both workers end together (`make test` keeps this order:
+`--no-loadscope-reorder`, where xdist would order files by their count of tests)."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test skipped where bubblewrap, Chromium or node is missing is marked as such
     (`sandbox`, `browser`, `node`), so that `-m` selects it; the notebooks are `slow`;
-    the files of the heaviest tests go first (`make test` hands a file's tests to one
-    worker: a notebook's cells share one kernel, a module fixture is made once)."""
+    the files of the heaviest tests go first, the quick ones last (`make test` hands a
+    file's tests to one worker: a notebook's cells share one kernel, a module fixture
+    is made once)."""
     from tests.helpers import NEEDS
 
     for item in items:
@@ -230,4 +235,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(kind)
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.slow)
-    items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in HEAVY))
+
+    def rank(item: pytest.Item) -> int:
+        for n, marks in enumerate((FIRST, HEAVY)):
+            if any(item.get_closest_marker(m) for m in marks):
+                return n
+        return 2
+
+    items.sort(key=rank)

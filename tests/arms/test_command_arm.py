@@ -21,6 +21,8 @@ from benchkit.workspace.cache import cache_dir
 from tests.conftest import ROOT, TinyRepo
 from tests.helpers import started_as_a_terminal_starts_it
 
+pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
+
 FAKE_AGENT = ROOT / "benchkit" / "bundled" / "arms" / "fake-agent" / "fake_agent.py"
 UPGRADER = ROOT / "tests" / "fakes" / "upgrader"
 SECRET = "sk-test-5ecr3t-ZQ81x"

@@ -15,6 +15,8 @@ from benchkit.change.probe import DISCRIMINATES, DOES_NOT, FAILS_AT_HEAD, PROVES
 from benchkit.gate.junit import CaseResult
 from tests.conftest import activate, make_repo
 
+pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
+
 BASE = {
     "calc.py": "def add(a, b):\n    return a + b\n\n\ndef scale(x):\n    return x * 2\n",
     "util.py": "NAME = 'calc'\n",

@@ -10,6 +10,8 @@ import benchkit
 from tests.conftest import TinyRepo
 from tests.helpers import benchkit_cli
 
+pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
+
 
 def test_benches_lists_the_demo(tmp_path: Path) -> None:
     done = benchkit_cli("benches", module="benchkit.cli", store=tmp_path)

@@ -21,6 +21,8 @@ from benchkit.workspace.git import git_env
 from benchkit.workspace.venv import uv
 from tests.conftest import make_repo
 
+pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
+
 BENCH = """\
 name = "truth"
 instruction = "Change the code."

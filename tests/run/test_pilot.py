@@ -31,6 +31,8 @@ from benchkit.workspace.git import (
 from tests.conftest import TinyRepo, make_repo, sh_git
 from tests.helpers import started_as_a_terminal_starts_it
 
+pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
+
 
 def _one(tiny: TinyRepo, arm: str, store: Path, **kw: object) -> benchkit.Run:
     """One pilot, run even when the store holds its unit (in a new set)."""

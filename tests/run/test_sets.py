@@ -23,6 +23,8 @@ from benchkit.store.store import Store
 from tests.conftest import TinyRepo
 from tests.helpers import benchkit_cli
 
+pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
+
 UNIT = ["bench", "arm", "executor", "model", "max_cost", "trial"]
 
 

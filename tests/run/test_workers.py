@@ -30,6 +30,8 @@ from tests.helpers import (
     two_benches,
 )
 
+pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
+
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return benchkit_cli("pilot", *args)

@@ -30,6 +30,8 @@ from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, TABLES, table_sch
 from tests.conftest import TinyRepo, a_cache, tiny_repo
 from tests.helpers import benchkit_cli
 
+pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
+
 
 def test_every_column_is_declared_once_with_a_meaning() -> None:
     for columns in TABLES.values():

@@ -23,7 +23,10 @@ from benchkit.workspace.venv import uv
 from tests.conftest import make_repo, sh_git, write_files
 from tests.helpers import needs_bwrap
 
-pytestmark = pytest.mark.fresh_environments  # each builds, lists, prunes or drops its own
+pytestmark = [
+    pytest.mark.fresh_environments,  # each builds, lists, prunes or drops its own
+    pytest.mark.slow,  # real pilots, seconds a test: the file starts early
+]
 
 OWN = Path(sys.prefix)  # benchkit's own virtualenv, in which these tests run
 

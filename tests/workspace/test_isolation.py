@@ -32,6 +32,8 @@ from benchkit.workspace.signals import Terminated, deferred_interrupts, interrup
 from tests.conftest import TinyRepo, sh_git
 from tests.helpers import needs_bwrap, needs_root
 
+pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
+
 SANDBOXES = ["none", pytest.param("bwrap", marks=needs_bwrap)]
 
 
