@@ -295,6 +295,17 @@ GATE_COLUMNS = (
         "strings",
         "New failing test files that could not be run alone, or ran no test.",
     ),
+    (
+        "new_failing_files",
+        "strings",
+        "Failing test files that held no test at base: the arm's own, failing every rerun.",
+    ),
+    (
+        "removed_tests",
+        "strings",
+        "Tests (FILE::ID) that passed at base and are gone after the arm: deleted, renamed "
+        "away or no longer collected.",
+    ),
     ("regressions", "int32", "Tests that passed at base and fail after, in regression files."),
     ("first_failures", "failures", "The first charged failures: file, test, message."),
     (

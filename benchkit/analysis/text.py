@@ -140,7 +140,8 @@ def _files(label: str, files: Sequence[str] | None) -> str | None:
 
 
 def gate_findings(row: Mapping[str, Any]) -> str:
-    """What the gate found in one run: preexisting, flaky, regression and missing files."""
+    """What the gate found in one run: preexisting, flaky, regression and missing files,
+    tests removed where the bench allows it, and every reason of the gate."""
     reruns = {r["file"]: r for r in row.get("rerun_stats") or []}
     flaky = [
         f"{f} (passed {reruns[f]['passes']} of {reruns[f]['attempts']} alone)" if f in reruns else f
@@ -160,6 +161,9 @@ def gate_findings(row: Mapping[str, Any]) -> str:
         regression,
         _files("missing", row.get("missing_files")),
     ]
+    removed = row.get("removed_tests") or []
+    if removed and "are gone:" not in str(row.get("test_reasons") or ""):
+        parts.append(_files("removed (allowed)", removed))  # else a reason says so
     shown = {f"regression in {', '.join(row.get('regression_files') or [])}"}
     reasons = [r for r in str(row.get("test_reasons") or "").split("; ") if r and r not in shown]
     found = "; ".join([*(p for p in parts if p), *reasons])  # every reason of the gate

@@ -108,6 +108,7 @@ class Tests(Strict):
     alone: str | list[str] | None = None
     must_pass: list[TestName] = Field(default_factory=list)  # fail to pass (FAIL_TO_PASS)
     keep_passing: list[TestName] = Field(default_factory=list)  # PASS_TO_PASS
+    allow_removed: bool = False  # a test gone after the arm is listed, not failed
 
     @field_validator("runner")
     @classmethod

@@ -21,6 +21,12 @@ Pure functions over test records. The rules:
   After the arm only, the arm broke the suite: `fail`.
 - Tests the bench knows to be flaky at base (its lock file) that fail after the arm
   are flaky, not charged.
+- A test that passed at base and is gone after the arm (its file deleted, the test
+  renamed away or no longer collected, in a file that does not fail) is **removed**:
+  the gate fails on it as on a regression, unless the bench allows it
+  (`allow_removed`).
+- A failing file that held no test at base is the arm's own **new failing** file: the
+  gate fails on it, but nothing in it passed at base, so nothing in it regressed.
 
 A test is its file plus its full id (class path and parameters for pytest), so two
 tests of the same name in two classes are two tests. `regressions` counts the tests
@@ -91,6 +97,8 @@ class GateResult:
     flaky_files: tuple[str, ...] = ()
     regression_files: tuple[str, ...] = ()
     missing_files: tuple[str, ...] = ()
+    new_failing_files: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()  # FILE::ID of tests that passed at base, gone after
     regressions: int = 0
     first_failures: tuple[FirstFailure, ...] = ()
     reruns: tuple[FileReruns, ...] = field(default=())
@@ -198,10 +206,12 @@ def judge(
     *,
     unjudgeable: str | None = None,
     known_flaky: frozenset[tuple[str, str]] = frozenset(),
+    allow_removed: bool = False,
 ) -> GateResult:
     """The verdict on one run's tests; `reruns` holds each rerun file's attempts.
     `unjudgeable` says why the tests at base cannot be judged against (`run_problem` of the base);
-    `known_flaky` holds the (file, id) of tests the bench knows to be flaky at base."""
+    `known_flaky` holds the (file, id) of tests the bench knows to be flaky at base;
+    `allow_removed`: a test gone after the arm is listed, not failed."""
     if unjudgeable is not None:
         return GateResult(
             verdict="error", reasons=(f"the tests did not run at base: {unjudgeable}",)
@@ -243,13 +253,23 @@ def judge(
         else:
             missing.append(file)
             reasons.append(f"the rerun of {file} ran no test")
+    files_at_base = {c.file for c in (base.cases if base and base.cases else ())}
+    new_failing = [f for f in regression if f not in files_at_base]
+    regression = [f for f in regression if f in files_at_base]
     if regression:
         reasons.append(f"regression in {', '.join(regression)}")
+    if new_failing:
+        reasons.append(f"new failing test file {', '.join(new_failing)}")
+    removed = gone_after(base, after)
+    if removed and not allow_removed:
+        shown = ", ".join(removed[:FIRST_FAILURES])
+        more = f" and {len(removed) - FIRST_FAILURES} more" if len(removed) > FIRST_FAILURES else ""
+        reasons.append(f"{len(removed)} test(s) that passed at base are gone: {shown}{more}")
 
     charged = [
         c for c in after.cases if c.failing and c.key not in excused and c.file not in preexisting
     ]
-    order = {f: i for i, f in enumerate([*regression, *missing, *flaky])}
+    order = {f: i for i, f in enumerate([*regression, *new_failing, *missing, *flaky])}
     charged.sort(key=lambda c: order.get(c.file or "", -1))
     regressions = sum(c.file in regression and c.key in passed_at_base for c in charged)
     flaky += known
@@ -261,6 +281,8 @@ def judge(
         flaky_files=tuple(flaky),
         regression_files=tuple(regression),
         missing_files=tuple(missing),
+        new_failing_files=tuple(new_failing),
+        removed=tuple(removed),
         regressions=regressions,
         first_failures=tuple(
             FirstFailure(file=c.file, test=c.full_id, message=c.message)
@@ -268,6 +290,21 @@ def judge(
         ),
         reruns=tuple(stats),
     )
+
+
+def gone_after(base: TestRun | None, after: TestRun) -> list[str]:
+    """`FILE::ID` of the tests that passed at base and are not in the run after the
+    arm at all, in base's order; a file that fails after (one that no longer loads, say)
+    is judged as failing, so its tests are not counted gone."""
+    if base is None or base.cases is None or after.cases is None:
+        return []
+    present = {c.key for c in after.cases}
+    failing = set(failing_files(after.cases))
+    return [
+        c.label
+        for c in base.cases
+        if c.outcome == "passed" and c.key not in present and c.file not in failing
+    ]
 
 
 def resolved(

@@ -176,8 +176,15 @@ def _verify(pilot: PilotState, stage: Callable[[str], None]) -> None:
             pilot.tests += [
                 TestRecord(phase="rerun", attempt=attempt, case=c) for c in rerun.cases or ()
             ]
-    pilot.gate = judge(base, after, reruns, unjudgeable=unjudgeable, known_flaky=known_flaky)
     expected = bench.file.tests
+    pilot.gate = judge(
+        base,
+        after,
+        reruns,
+        unjudgeable=unjudgeable,
+        known_flaky=known_flaky,
+        allow_removed=expected is not None and expected.allow_removed,
+    )
     if expected is not None:
         pilot.resolved = resolved(after, pilot.gate, expected.must_pass, expected.keep_passing)
 

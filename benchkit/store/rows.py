@@ -93,6 +93,8 @@ def gate_columns(gate: GateResult | None) -> dict[str, Any]:
             "flaky_files",
             "regression_files",
             "missing_files",
+            "new_failing_files",
+            "removed_tests",
             "regressions",
             "first_failures",
             "rerun_stats",
@@ -105,6 +107,8 @@ def gate_columns(gate: GateResult | None) -> dict[str, Any]:
         "flaky_files": list(gate.flaky_files),
         "regression_files": list(gate.regression_files),
         "missing_files": list(gate.missing_files),
+        "new_failing_files": list(gate.new_failing_files),
+        "removed_tests": list(gate.removed),
         "regressions": gate.regressions,
         "first_failures": [
             {"file": f.file, "test": f.test, "message": f.message} for f in gate.first_failures

@@ -20,6 +20,9 @@ Version history:
   6  runs gain `run_set`, `attempt`, `rerun_of`, `bench_digest`, `arm_digest`,
      `arm_vars` and `only_checks`; older runs belong to no set and their digests, vars
      and checks asked for are unknown (null).
+  7  runs gain `start_s` and `record_s` (null before).
+  8  runs gain `new_failing_files` and `removed_tests`: the gate's own new failing
+     files and the tests gone after the arm (null before: that gate did not look).
 """
 
 from __future__ import annotations
@@ -95,6 +98,10 @@ def _v6_to_v7(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
     return rows.with_columns(_bump(6).alias("schema_version"))  # start_s, record_s: null
 
 
+def _v7_to_v8(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
+    return rows.with_columns(_bump(7).alias("schema_version"))  # not looked for: null
+
+
 STEPS: dict[int, Step] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
@@ -102,6 +109,7 @@ STEPS: dict[int, Step] = {
     4: _v4_to_v5,
     5: _v5_to_v6,
     6: _v6_to_v7,
+    7: _v7_to_v8,
 }
 
 

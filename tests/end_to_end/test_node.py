@@ -66,12 +66,14 @@ def test_the_demo_node_bench_of_four_arms(demo_node: DemoNode) -> None:
     assert (human["test_verdict"], human["preexisting_files"]) == ("pass", ["test/dates.test.ts"])
     assert (a["test_verdict"], a["flaky_files"]) == ("flaky-pass", ["test/clock.test.ts"])
     assert b["test_verdict"] == "fail"
-    assert sorted(b["regression_files"]) == ["test/ledger-v2.test.ts", "test/tax.test.ts"]
+    assert (b["regression_files"], b["regressions"]) == (["test/tax.test.ts"], 1)
+    assert b["new_failing_files"] == ["test/ledger-v2.test.ts"]  # the arm's own, not regressed
     assert (b["typecheck_status"], b["typecheck_count"]) == ("fail", 1)  # tsc: no such module
     tests = benchkit.table("tests", store, arm="replay:agent-b").filter(pl.col("phase") == "after")
     [load] = tests.filter(pl.col("file") == "test/ledger-v2.test.ts").to_dicts()
     assert load["outcome"] == "error" and "Cannot find module" in load["message"]
-    assert "regression test/ledger-v2.test.ts, test/tax.test.ts" in done.stdout
+    assert "regression test/tax.test.ts" in done.stdout
+    assert "new failing test file test/ledger-v2.test.ts" in done.stdout
     # npm ci once, on the first pilot; the others copy node_modules
     first, *later = benchkit.runs(store)["environment_s"].to_list()
     assert max(later) < 0.1 * first, (first, later)
@@ -107,7 +109,8 @@ def test_jest_catches_the_file_that_fails_to_load_whichever_report(
     human, broken = rows["human"], rows["replay:broken"]
     assert (human["test_verdict"], human["sites_covered"], human["test_count"]) == ("pass", 1, 0)
     assert broken["test_verdict"] == "fail"
-    assert sorted(broken["regression_files"]) == ["test/broken.test.js", "test/sum.test.js"]
+    assert broken["regression_files"] == ["test/sum.test.js"]
+    assert broken["new_failing_files"] == ["test/broken.test.js"]  # the arm's own: no regression
     tests = benchkit.table("tests", store, arm="replay:broken").filter(pl.col("phase") == "after")
     [load] = tests.filter(pl.col("file") == "test/broken.test.js").to_dicts()
     assert load["outcome"] == "error" and "Cannot find module '../src/missing'" in load["message"]

@@ -7,7 +7,7 @@ import pytest
 from benchkit.gate.intervals import wilson
 from benchkit.gate.junit import CaseResult, Outcome
 from benchkit.gate.summary import RunnerSummary
-from benchkit.gate.verdict import TestRun, files_to_rerun, judge, run_problem
+from benchkit.gate.verdict import GateResult, TestRun, files_to_rerun, judge, run_problem
 
 
 def case(file: str | None, name: str, outcome: Outcome = "passed") -> CaseResult:
@@ -21,6 +21,12 @@ def run(*cases: CaseResult, exit_code: int | None = None, **kw: object) -> TestR
     return TestRun(cases=cases, exit_code=exit_code, **kw)  # type: ignore[arg-type]
 
 
+def judged(*args: object, **kw: object) -> GateResult:
+    """`judge` on the after runs of this module, which leave out the tests a rule does
+    not need: a test left out is not removed here (that rule has its own tests)."""
+    return judge(*args, allow_removed=True, **kw)  # type: ignore[arg-type]
+
+
 BASE = run(
     case("t/test_a.py", "a1"),
     case("t/test_a.py", "a2"),
@@ -32,7 +38,7 @@ BASE = run(
 
 def test_all_green_is_a_pass() -> None:
     after = run(case("t/test_a.py", "a1"), case("t/test_b.py", "b1"))
-    result = judge(BASE, after, {})
+    result = judged(BASE, after, {})
     assert result.verdict == "pass"
     assert result.reasons == ()
 
@@ -40,7 +46,7 @@ def test_all_green_is_a_pass() -> None:
 def test_a_file_failing_at_base_is_preexisting_and_not_charged() -> None:
     after = run(case("t/test_a.py", "a1"), case("t/test_old.py", "old1", "failed"))
     assert files_to_rerun(BASE, after) == []
-    result = judge(BASE, after, {})
+    result = judged(BASE, after, {})
     assert result.verdict == "pass"
     assert result.preexisting_files == ("t/test_old.py",)
     assert result.first_failures == ()
@@ -50,7 +56,7 @@ def test_a_preexisting_file_with_a_new_failure_is_judged_again() -> None:
     after = run(case("t/test_old.py", "old1", "failed"), case("t/test_old.py", "old2", "failed"))
     assert files_to_rerun(BASE, after) == ["t/test_old.py"]
     rerun = run(case("t/test_old.py", "old1", "failed"), case("t/test_old.py", "old2", "failed"))
-    result = judge(BASE, after, {"t/test_old.py": [rerun]})
+    result = judged(BASE, after, {"t/test_old.py": [rerun]})
     assert result.regression_files == ("t/test_old.py",)
     assert result.regressions == 1  # old2 passed at base; old1 did not
 
@@ -58,7 +64,7 @@ def test_a_preexisting_file_with_a_new_failure_is_judged_again() -> None:
 def test_a_file_that_passes_alone_is_flaky() -> None:
     after = run(case("t/test_a.py", "a1", "failed"), case("t/test_a.py", "a2"))
     rerun = run(case("t/test_a.py", "a1"), case("t/test_a.py", "a2"))
-    result = judge(BASE, after, {"t/test_a.py": [rerun]})
+    result = judged(BASE, after, {"t/test_a.py": [rerun]})
     assert result.verdict == "flaky-pass"
     assert result.flaky_files == ("t/test_a.py",)
     assert result.regressions == 0
@@ -76,7 +82,7 @@ def test_a_file_that_fails_again_alone_is_a_regression() -> None:
         case("t/test_a.py", "a2"),
         case("t/test_a.py", "a_new", "failed"),
     )
-    result = judge(BASE, after, {"t/test_a.py": [rerun]})
+    result = judged(BASE, after, {"t/test_a.py": [rerun]})
     assert result.verdict == "fail"
     assert result.regression_files == ("t/test_a.py",)
     assert result.regressions == 2  # a1 and a2 passed at base; a_new did not exist
@@ -85,7 +91,7 @@ def test_a_file_that_fails_again_alone_is_a_regression() -> None:
 
 def test_a_failure_that_names_no_file_fails_the_gate() -> None:
     after = run(case("t/test_a.py", "a1"), case(None, "tests", "error"))
-    result = judge(BASE, after, {})
+    result = judged(BASE, after, {})
     assert result.verdict == "fail"
     assert result.reasons == ("1 failing test(s) name no file, e.g. 'tests'",)
 
@@ -105,7 +111,7 @@ def test_a_failure_that_names_no_file_fails_the_gate() -> None:
     ],
 )
 def test_a_crash_a_timeout_or_no_runner_fails_the_gate(after: TestRun, reason: str) -> None:
-    result = judge(BASE, after, {})
+    result = judged(BASE, after, {})
     assert result.verdict == "fail"
     assert result.reasons[0] == reason
 
@@ -115,7 +121,7 @@ def test_a_rerun_that_runs_no_test_is_not_a_pass() -> None:
     nothing = run(exit_code=5)  # pytest: no tests collected
     only_skips = run(case("t/test_a.py", "a1", "skipped"))
     for rerun in (nothing, only_skips):
-        result = judge(BASE, after, {"t/test_a.py": [rerun]})
+        result = judged(BASE, after, {"t/test_a.py": [rerun]})
         assert result.verdict == "fail"
         assert result.missing_files == ("t/test_a.py",)
         assert result.reasons == ("the rerun of t/test_a.py ran no test",)
@@ -124,7 +130,7 @@ def test_a_rerun_that_runs_no_test_is_not_a_pass() -> None:
 def test_a_file_that_cannot_run_alone_is_missing() -> None:
     after = run(case("t/test_a.py", "a1", "failed"))
     for reruns in ({}, {"t/test_a.py": [TestRun(cases=None, exit_code=None, missing=True)]}):
-        result = judge(BASE, after, reruns)
+        result = judged(BASE, after, reruns)
         assert result.verdict == "fail"
         assert result.missing_files == ("t/test_a.py",)
         assert result.reasons == ("t/test_a.py cannot be run alone",)
@@ -132,7 +138,7 @@ def test_a_file_that_cannot_run_alone_is_missing() -> None:
 
 def test_a_failed_exit_with_a_clean_report_fails_the_gate() -> None:
     after = run(case("t/test_a.py", "a1"), exit_code=1)
-    result = judge(BASE, after, {})
+    result = judged(BASE, after, {})
     assert result.verdict == "fail"
     assert result.reasons == ("the runner exited 1 but its report names no failure",)
 
@@ -142,12 +148,12 @@ def test_a_report_that_leaves_out_a_file_fails_whatever_the_reruns_showed() -> N
     summary = RunnerSummary(runner="jest", failed_tests=1, failed_files=2)
     after = run(case("t/test_a.py", "a1", "failed"), summary=summary)
     rerun = run(case("t/test_a.py", "a1"))
-    result = judge(BASE, after, {"t/test_a.py": [rerun]})
+    result = judged(BASE, after, {"t/test_a.py": [rerun]})
     assert result.flaky_files == ("t/test_a.py",)
     assert result.verdict == "fail"
     assert result.reasons == ("jest's summary counts 2 failed files, the report names 1",)
     more_tests = RunnerSummary(runner="pytest", failed_tests=3, failed_files=None)
-    result = judge(
+    result = judged(
         BASE, run(case("t/test_a.py", "a1", "failed"), summary=more_tests), {"t/test_a.py": [rerun]}
     )
     assert result.reasons == ("pytest's summary counts 3 failed, the report names 1",)
@@ -156,17 +162,17 @@ def test_a_report_that_leaves_out_a_file_fails_whatever_the_reruns_showed() -> N
 def test_k_reruns_count_passes_and_fails_with_an_interval() -> None:
     after = run(case("t/test_a.py", "a1", "failed"))
     passing, failing = run(case("t/test_a.py", "a1")), run(case("t/test_a.py", "a1", "failed"))
-    result = judge(BASE, after, {"t/test_a.py": [passing, failing, passing, failing, passing]})
+    result = judged(BASE, after, {"t/test_a.py": [passing, failing, passing, failing, passing]})
     assert result.verdict == "flaky-pass"
     [stats] = result.reruns
     # every observation counts: the failing full run, then the five reruns alone
     assert (stats.attempts, stats.passes, stats.fails) == (5, 3, 3)
     assert stats.fail_rate == wilson(3, 6)
-    always = judge(BASE, after, {"t/test_a.py": [failing] * 5})
+    always = judged(BASE, after, {"t/test_a.py": [failing] * 5})
     assert always.regression_files == ("t/test_a.py",)
     low, high = always.reruns[0].fail_rate or (0.0, 0.0)
     assert (low, high) == wilson(6, 6) and high == 1.0 and low == pytest.approx(0.61, abs=0.01)
-    never = judge(BASE, after, {"t/test_a.py": [passing] * 3}).reruns[0]
+    never = judged(BASE, after, {"t/test_a.py": [passing] * 3}).reruns[0]
     assert (never.passes, never.fails) == (3, 1)
     low, high = wilson(0, 3) or (1.0, 0.0)
     assert low == 0.0 and high == pytest.approx(0.56, abs=0.01)  # exactly 0, not 5.55e-17
@@ -193,7 +199,7 @@ def test_wilson_interval() -> None:
 
 def test_a_report_with_no_test_fails_the_gate() -> None:
     after = TestRun(cases=(), problem="junit.xml: the report names no test", exit_code=5)
-    result = judge(BASE, after, {})
+    result = judged(BASE, after, {})
     assert result.verdict == "fail"
     assert result.reasons == ("the test run ran no test: junit.xml: the report names no test",)
 
@@ -202,7 +208,7 @@ def test_a_test_known_flaky_at_base_is_flaky_without_a_rerun() -> None:
     after = run(case("t/test_a.py", "a1", "failed"), case("t/test_b.py", "b1"))
     known = frozenset({("t/test_a.py", "a1")})
     assert files_to_rerun(BASE, after, known) == []
-    result = judge(BASE, after, {}, known_flaky=known)
+    result = judged(BASE, after, {}, known_flaky=known)
     assert (result.verdict, result.flaky_files, result.reruns) == (
         "flaky-pass",
         ("t/test_a.py",),
@@ -220,13 +226,13 @@ def test_tests_that_did_not_run_at_base_leave_the_bench_unable_to_judge() -> Non
     )
     problem = run_problem(interrupted)
     assert problem == "pytest was interrupted: 1 error(s) during collection, so no test ran"
-    result = judge(interrupted, run(case("t/test_b.py", "b1")), {}, unjudgeable=problem)
+    result = judged(interrupted, run(case("t/test_b.py", "b1")), {}, unjudgeable=problem)
     assert (result.verdict, result.reasons) == (
         "error",
         (f"the tests did not run at base: {problem}",),
     )
     # after the arm only, the same is the arm's fault
-    assert judge(BASE, interrupted, {}).verdict == "fail"
+    assert judged(BASE, interrupted, {}).verdict == "fail"
     assert run_problem(TestRun(cases=())) == "the test run ran no test: empty report"
     assert run_problem(BASE) is None
 
@@ -245,3 +251,40 @@ def test_an_error_in_a_teardown_is_no_missing_test() -> None:
     assert run_problem(run(case("t/a.test.ts", "x"), summary=short)) == (
         "jest's summary counts 3 tests, the report holds 1"
     )
+
+
+def test_a_test_that_passed_at_base_and_is_gone_is_removed_and_fails() -> None:
+    after = run(case("t/test_a.py", "a1"), case("t/test_a.py", "a2"))  # b1 and old2 gone
+    result = judge(BASE, after, {})
+    assert result.removed == ("t/test_b.py::b1", "t/test_old.py::old2")
+    assert result.verdict == "fail"
+    assert result.reasons == (
+        "2 test(s) that passed at base are gone: t/test_b.py::b1, t/test_old.py::old2",
+    )
+    allowed = judge(BASE, after, {}, allow_removed=True)
+    assert (allowed.verdict, allowed.removed) == ("pass", result.removed)
+
+
+def test_the_tests_of_a_file_that_fails_after_are_not_counted_gone() -> None:
+    # t/test_b.py no longer loads: one error case names the file, b1 is not in the run
+    everything = [case("t/test_a.py", "a1"), case("t/test_a.py", "a2")]
+    after = run(*everything, case("t/test_old.py", "old1", "failed"), case("t/test_old.py", "old2"))
+    broken = run(*after.cases or (), case("t/test_b.py", "t/test_b.py", "error"))
+    rerun = run(case("t/test_b.py", "t/test_b.py", "error"))
+    result = judge(BASE, broken, {"t/test_b.py": [rerun]})
+    assert result.removed == ()
+    assert result.regression_files == ("t/test_b.py",)
+
+
+def test_a_failing_file_with_no_test_at_base_is_new_failing_not_a_regression() -> None:
+    after = run(*BASE.cases or (), case("t/test_new.py", "n1", "failed"))
+    rerun = run(case("t/test_new.py", "n1", "failed"))
+    result = judge(BASE, after, {"t/test_new.py": [rerun]})
+    assert (result.verdict, result.new_failing_files, result.regression_files) == (
+        "fail",
+        ("t/test_new.py",),
+        (),
+    )
+    assert result.regressions == 0
+    assert result.reasons == ("new failing test file t/test_new.py",)
+    assert [f.test for f in result.first_failures] == ["n1"]

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 import benchkit
+from benchkit.analysis.text import gate_findings
 from benchkit.records import Run
 from benchkit.workspace.git import git_env
-from tests.conftest import make_repo
+from tests.conftest import make_repo, sh_git
 
 BENCH = """\
 name = "gate"
@@ -127,6 +128,60 @@ def test_a_file_that_fails_twice_is_a_regression(tmp_path: Path) -> None:
     assert run.gate.first_failures[0].test == "test_add"
     rerun_log = Path(run.artifacts, "logs", "rerun-1-tests_test_calc.py.log").read_text()
     assert "1 failed" in rerun_log
+
+
+def _deleting(bench: Path, path: str) -> None:
+    """The bench's arm patch made one that deletes `path` (a test file) and nothing else."""
+    repo = bench.parent / "repo"
+    sh_git(repo, "checkout", "--quiet", "-b", "gone", "main")
+    sh_git(repo, "rm", "--quiet", path)
+    sh_git(repo, "commit", "--quiet", "-m", "gone")
+    sh_git(repo, "checkout", "--quiet", "main")
+    (bench / "patches" / "arm.patch").write_text(sh_git(repo, "diff", "main", "gone") + "\n")
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+def test_a_test_that_passed_at_base_and_is_gone_after_fails_the_gate(
+    tmp_path: Path, allowed: bool
+) -> None:
+    """An arm that deletes a test file passing at base: its tests are `removed`, and the
+    gate fails on them unless the bench says `allow_removed`."""
+    bench = _bench(tmp_path, BASE, {"README.md": "The human's change.\n"})
+    _deleting(bench, "tests/test_other.py")
+    if allowed:
+        toml = bench / "bench.toml"
+        toml.write_text(toml.read_text().replace("[tests]\n", "[tests]\nallow_removed = true\n"))
+    gate = _pilot(bench, tmp_path).gate
+    assert gate is not None
+    assert gate.removed == ("tests/test_other.py::test_other",)
+    if allowed:
+        assert (gate.verdict, gate.reasons) == ("pass", ())
+    else:
+        assert gate.verdict == "fail"
+        assert gate.reasons == (
+            "1 test(s) that passed at base are gone: tests/test_other.py::test_other",
+        )
+    [row] = benchkit.runs(tmp_path / "store").to_dicts()
+    assert row["removed_tests"] == ["tests/test_other.py::test_other"]
+    said = "removed (allowed) tests/test_other.py::test_other" if allowed else "are gone: tests/"
+    assert said in gate_findings(row)
+
+
+def test_a_new_test_file_of_the_arms_that_fails_is_new_failing_not_a_regression(
+    tmp_path: Path,
+) -> None:
+    """A file that held no test at base cannot have regressed: it is the arm's own."""
+    new = "def test_new():\n    assert 1 == 2\n"
+    gate = _pilot(_bench(tmp_path, BASE, {"tests/test_new.py": new}), tmp_path).gate
+    assert gate is not None
+    assert (gate.verdict, gate.new_failing_files, gate.regression_files, gate.regressions) == (
+        "fail",
+        ("tests/test_new.py",),
+        (),
+        0,
+    )
+    assert gate.reasons == ("new failing test file tests/test_new.py",)
+    assert gate.removed == ()
 
 
 def test_a_crash_that_names_no_file_fails(tmp_path: Path) -> None:

@@ -103,6 +103,8 @@ def a_full_run() -> Run:
             flaky_files=("tests/test_f.py",),
             regression_files=("tests/test_a.py",),
             missing_files=("tests/test_m.py",),
+            new_failing_files=("tests/test_n.py",),
+            removed=("tests/test_r.py::test_gone",),
             regressions=1,
             first_failures=(FirstFailure(file="tests/test_a.py", test="test_x", message="boom"),),
             reruns=(
