@@ -262,9 +262,7 @@ def judge(
         reasons.append(f"new failing test file {', '.join(new_failing)}")
     removed = gone_after(base, after)
     if removed and not allow_removed:
-        shown = ", ".join(removed[:FIRST_FAILURES])
-        more = f" and {len(removed) - FIRST_FAILURES} more" if len(removed) > FIRST_FAILURES else ""
-        reasons.append(f"{len(removed)} test(s) that passed at base are gone: {shown}{more}")
+        reasons.append(removed_reason(removed))
 
     charged = [
         c for c in after.cases if c.failing and c.key not in excused and c.file not in preexisting
@@ -290,6 +288,13 @@ def judge(
         ),
         reruns=tuple(stats),
     )
+
+
+def removed_reason(removed: Sequence[str]) -> str:
+    """The gate's reason for tests gone after the arm: how many, the first named."""
+    shown = ", ".join(removed[:FIRST_FAILURES])
+    more = f" and {len(removed) - FIRST_FAILURES} more" if len(removed) > FIRST_FAILURES else ""
+    return f"{len(removed)} test(s) that passed at base are gone: {shown}{more}"
 
 
 def gone_after(base: TestRun | None, after: TestRun) -> list[str]:
