@@ -298,7 +298,8 @@ GATE_COLUMNS = (
     (
         "new_failing_files",
         "strings",
-        "Failing test files that held no test at base: the arm's own, failing every rerun.",
+        "Failing test files in which every test that passed at base passes still (a new "
+        "file, new tests), failing every rerun: nothing in them regressed.",
     ),
     (
         "removed_tests",
@@ -315,6 +316,9 @@ GATE_COLUMNS = (
         "and the Wilson 95% interval of its fail rate over every observation.",
     ),
 )
+
+
+IGNORED_SHOWN = 20  # of the ignored files an arm wrote, the ones a run names
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -363,6 +367,25 @@ class Run:
             "The bench's must_pass and keep_passing tests passed after the arm, and nothing "
             "regressed; null when the bench names none or its tests could not be judged."
         ),
+    )
+    tampered: tuple[tuple[str, str], ...] = field(  # (path, added / edited / deleted)
+        default=(),
+        metadata=stored(
+            "PATH=CHANGE (added, edited, deleted) of each file of the arm's diff that is a "
+            "test, test configuration or CI (see benchkit.gate.tampering).",
+            kind="pairs",
+        ),
+    )
+    ignored_written: tuple[str, ...] = field(
+        default=(),
+        metadata=stored(
+            f"The first {IGNORED_SHOWN} files git ignores that the arm wrote: left out of "
+            "its diff, never seen by a check."
+        ),
+    )
+    ignored_written_count: int | None = field(
+        default=None,
+        metadata=stored("How many ignored files the arm wrote; null when not looked at."),
     )
     retryable: bool | None = field(
         default=None, metadata=stored("Running the pilot again may succeed.")

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchkit.analysis.markdown import NONE, Markdown, markdown_table
+from benchkit.analysis.text import resolved_word, tampering
 from benchkit.records import CHECKS
 
 COUNT_WORDS = {"test": "fail"}  # `1 fail`; every other check counts errors
@@ -75,6 +76,10 @@ def gate_cell(row: Mapping[str, Any]) -> str:
     reasons = row.get("test_reasons")
     if reasons:  # every reason of the gate reaches the table
         cell += f" ({reasons})"
+    if resolved_word(row):
+        cell += f"; resolved: {resolved_word(row)}"
+    if tampering(row):
+        cell += f"; tampered: {tampering(row)}"
     return cell
 
 

@@ -42,7 +42,8 @@ SPEC_FIELDS = (
 )  # fmt: skip
 GATE_FIELDS = (
     "test_reasons", "regressions", "regression_files", "flaky_files", "preexisting_files",
-    "missing_files", "first_failures", "resolved", "retryable",
+    "missing_files", "new_failing_files", "removed_tests", "first_failures", "resolved",
+    "tampered", "ignored_written", "ignored_written_count", "retryable",
 )  # fmt: skip
 
 

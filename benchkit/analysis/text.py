@@ -68,6 +68,8 @@ def columns(rows: Sequence[Mapping[str, Any]], every: bool = False) -> list[str]
         "status",
         *checks,
         "gate",
+        *(["resolved"] if any(r.get("resolved") is not None for r in rows) else []),
+        *(["tampered"] if any(r.get("tampered") for r in rows) else []),
         "cost",
         "covered",
         "matched",
@@ -96,6 +98,8 @@ def cells(row: Mapping[str, Any], header: Sequence[str]) -> list[str]:
         "status": _text(row.get("status"))
         + (f" ({row['failure_kind']})" if row.get("failure_kind") else ""),
         "gate": _text(row.get("test_verdict")),
+        "resolved": _text(resolved_word(row)),
+        "tampered": _text(len(row.get("tampered") or []) or None),
         "cost": _cost(row.get("cost_usd")),
         "covered": _of(row.get("sites_covered"), row.get("sites_total")),
         "matched": _of(row.get("sites_matched"), row.get("sites_total")),
@@ -120,12 +124,29 @@ def table(rows: Sequence[Mapping[str, Any]], every: bool = False) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
+def tampering(row: Mapping[str, Any]) -> str | None:
+    """What the arm did to tests, their configuration and CI: `tests/a.py (deleted)`."""
+    found = [p.rpartition("=") for p in row.get("tampered") or []]
+    return ", ".join(f"{path} ({change})" for path, _, change in found) or None
+
+
+def resolved_word(row: Mapping[str, Any]) -> str | None:
+    """`yes` or `no` when the bench names tests that decide the task; else None."""
+    value = row.get("resolved")
+    return None if value is None else ("yes" if value else "no")
+
+
 def line(row: Mapping[str, Any], show: Sequence[str] = ()) -> str:
-    """One run on one line: its name (with the `show` columns), status, checks,
-    covered/total, unrelated, wall."""
+    """One run on one line: its name (with the `show` columns), status, checks, the
+    gate, whether it resolved the task, what it did to tests, covered/total,
+    unrelated, wall."""
     checks = " ".join(f"{c}={_check_cell(row, c)}" for c in check_names(row))
     status = cells(row, ["status"])[0]
     gate = f"gate={row['test_verdict']}  " if row.get("test_verdict") else ""
+    if resolved_word(row):
+        gate += f"resolved={resolved_word(row)}  "
+    if tampering(row):
+        gate += f"tampered {tampering(row)}  "
     if row.get("cost_usd") is not None:
         gate += f"cost {_cost(row['cost_usd'])}  "
     return (
@@ -168,7 +189,8 @@ def gate_findings(row: Mapping[str, Any]) -> str:
     if removed and removed_reason(removed) not in reasons:  # the bench allowed it
         parts.append(_files("removed (allowed)", removed))
     found = "; ".join([*(p for p in parts if p), *reasons])  # every reason of the gate
-    return found or "no failing test"
+    touched = tampering(row)
+    return (found or "no failing test") + (f"; tampered {touched}" if touched else "")
 
 
 def tests_block(rows: Sequence[Mapping[str, Any]]) -> str:

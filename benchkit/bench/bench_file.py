@@ -109,6 +109,17 @@ class Tests(Strict):
     must_pass: list[TestName] = Field(default_factory=list)  # fail to pass (FAIL_TO_PASS)
     keep_passing: list[TestName] = Field(default_factory=list)  # PASS_TO_PASS
     allow_removed: bool = False  # a test gone after the arm is listed, not failed
+    # files reset to their held-out version before the checks after the arm: base's for
+    # paths and globs, the human's for "human" (its test files, SWE-bench's test_patch)
+    held_out: list[str] | Literal["human"] = Field(default_factory=list)
+
+    @field_validator("held_out")
+    @classmethod
+    def _relative(cls, value: list[str] | str) -> list[str] | str:
+        for glob in [] if isinstance(value, str) else value:
+            if not glob.strip() or glob.startswith("/") or ".." in glob.split("/"):
+                raise ValueError(f"{glob!r} is not a path or glob inside the repository")
+        return value
 
     @field_validator("runner")
     @classmethod

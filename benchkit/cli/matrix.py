@@ -265,7 +265,13 @@ def run_matrix(matrix: dict[str, Any], store: Path | None, quiet: bool) -> None:
         return
     click.echo("")
     print_runs(rows)
-    if any(r["status"] != "ok" for r in rows):
+    unjudged = [r for r in rows if r.get("test_verdict") == "error"]
+    if unjudged:  # the tests block above says why, run by run
+        click.echo(
+            f"\n{len(unjudged)} of {len(rows)} runs could not be judged (gate error): "
+            f"{unjudged[0].get('test_reasons')}"
+        )
+    if unjudged or any(r["status"] != "ok" for r in rows):
         sys.exit(1)
 
 
@@ -282,6 +288,10 @@ def _said(run: Run, show: Sequence[str]) -> None:
         click.echo(f"  {run.failure_detail}{where}", err=True)
     for warning in run.warnings:
         click.echo(f"  warning: {warning}", err=True)
+    if run.ignored_written:
+        count = run.ignored_written_count or len(run.ignored_written)
+        first = ", ".join(run.ignored_written[:3]) + (", ..." if count > 3 else "")
+        click.echo(f"  not checked: {count} ignored file(s) the arm wrote ({first})", err=True)
     for check in run.checks:
         if check.phase == "after" and check.status != "ok" and check.note:
             click.echo(f"  {check.check}: {check.note}", err=True)

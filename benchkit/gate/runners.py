@@ -11,9 +11,9 @@ the one whose closing summary the log holds. Pure: texts in, records out.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
 
 from benchkit.gate.jest import looks_like_json, parse_jest_json
 from benchkit.gate.junit import CaseResult, ReportError, parse_report, pytest_id
@@ -21,9 +21,11 @@ from benchkit.gate.summary import (
     ANSI,
     RunnerSummary,
     bun_summary,
+    first_error,
     jest_summary,
     jest_unloaded,
     none_unloaded,
+    pytest_error,
     pytest_summary,
     read_summary,
     vitest_summary,
@@ -64,6 +66,12 @@ class Runner:
     failed_to_load: Callable[[CaseResult], bool] = _never  # such a JUnit case
     read_json: Callable[[str, Path | None], list[CaseResult]] = _no_json  # its own JSON
     unloaded: Callable[[str], dict[str, str]] = none_unloaded  # by its log: file, error
+    said: Callable[[str], str | None] = first_error  # its own error, when no test ran
+    exits: Mapping[int, str] = field(default_factory=dict)  # what its exit statuses mean
+
+    def error(self, log: str) -> str | None:
+        """What the runner said went wrong, from its log (ANSI stripped): one line."""
+        return self.said(ANSI.sub("", log))
 
     def read_summary(self, log: str) -> RunnerSummary | None:
         return self.summary(ANSI.sub("", log))
@@ -95,6 +103,13 @@ RUNNERS: dict[str, Runner] = {
         summary=pytest_summary,
         test_id=pytest_id,
         alone="python -m pytest -q -p no:cacheprovider --junitxml {report} {files}",
+        said=pytest_error,
+        exits={
+            2: "interrupted",
+            3: "internal error",
+            4: "usage error",
+            5: "no tests collected",
+        },
     ),
     "vitest": Runner(
         name="vitest",
@@ -122,9 +137,13 @@ RUNNERS: dict[str, Runner] = {
 }
 
 
-def runner_of(named: str | None, log: str) -> Runner | None:
-    """The runner a bench names, else the one whose closing lines the log holds."""
+def runner_of(named: str | None, log: str, command: Sequence[str] = ()) -> Runner | None:
+    """The runner a bench names, else the one whose closing lines the log holds, else
+    the one the command's words name (`python -m pytest`, `npx vitest run`)."""
     if named is not None:
         return RUNNERS[named]
     found = read_summary(log)
-    return RUNNERS.get(found.runner) if found else None
+    if found is not None:
+        return RUNNERS.get(found.runner)
+    words = {PurePosixPath(w).name for w in command}
+    return next((r for name, r in RUNNERS.items() if name in words), None)

@@ -162,3 +162,38 @@ def vitest_unloaded(text: str) -> dict[str, str]:
 
 def none_unloaded(text: str) -> dict[str, str]:
     return {}
+
+
+# The runner's own words when it could not run the tests: pytest's exception line
+# (`E   ImportError: ...`, a conftest's, last of its traceback) or its usage error
+# (`pytest: error: unrecognized arguments: ...`); a Node runner's first `...Error: ...`
+# (vitest's startup error, a config that cannot load).
+PYTEST_RAISED = re.compile(r"^E\s+(\S.*)$", re.MULTILINE)
+PYTEST_USAGE = re.compile(r"^.*?pytest\S*: (error: .+)$", re.MULTILINE)
+ERROR_LINE = re.compile(r"^\s*((?:\w+\.)*\w*(?:Error|Exception)\b:? .+)$", re.MULTILINE)
+_WHERE = re.compile(r"\s+\((?:/[^()]*)\)\s*$")  # a trailing (/absolute/path): the machine's
+
+
+def _said(line: str | None) -> str | None:
+    return _WHERE.sub("", line.strip())[:200] if line else None
+
+
+def pytest_error(text: str) -> str | None:
+    """What pytest said went wrong before any test ran: the last exception line of its
+    traceback, else its usage error; None when it said neither."""
+    raised = PYTEST_RAISED.findall(text)
+    usage = PYTEST_USAGE.search(text)
+    return _said(raised[-1] if raised else usage.group(1) if usage else None)
+
+
+def first_error(text: str) -> str | None:
+    """The first `...Error: ...` line of a log (a Node runner's startup error), with
+    the line after it when it ends in a colon (`Error: Build failed with 1 error:`)."""
+    found = ERROR_LINE.search(text)
+    if found is None:
+        return None
+    said = found.group(1).strip()
+    if said.endswith(":"):
+        after = text[found.end() :].lstrip("\n").split("\n", 1)[0].strip()
+        said = f"{said} {after}" if after else said
+    return _said(said)

@@ -25,8 +25,11 @@ Pure functions over test records. The rules:
   renamed away or no longer collected, in a file that does not fail) is **removed**:
   the gate fails on it as on a regression, unless the bench allows it
   (`allow_removed`).
-- A failing file that held no test at base is the arm's own **new failing** file: the
-  gate fails on it, but nothing in it passed at base, so nothing in it regressed.
+- A failing file in which every test that passed at base still passes (a file the arm
+  added, or new tests in a file that was there: the arm's own, or a held-out test the
+  human added) is **new failing**: the gate fails on it, but nothing in it that passed
+  at base fails, so nothing in it regressed. A file that no longer loads fails its
+  tests of base: a regression.
 
 A test is its file plus its full id (class path and parameters for pytest), so two
 tests of the same name in two classes are two tests. `regressions` counts the tests
@@ -43,6 +46,7 @@ from typing import Literal
 
 from benchkit.gate.intervals import wilson
 from benchkit.gate.junit import CaseResult, failing_files
+from benchkit.gate.runners import RUNNERS
 from benchkit.gate.summary import RunnerSummary
 
 Verdict = Literal["pass", "flaky-pass", "fail", "error"]
@@ -62,6 +66,8 @@ class TestRun:
     timed_out: bool = False
     missing: bool = False  # the command could not start
     summary: RunnerSummary | None = None
+    runner: str | None = None  # the runner's name, where known
+    error: str | None = None  # what the runner said went wrong, when it left no test
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,9 +129,9 @@ def accounting_problems(run: TestRun) -> list[str]:
     if run.timed_out:
         return ["the test run timed out"]
     if run.cases is None:
-        return [f"no test report: {run.problem or 'unreadable'}"]
+        return [f"{NOT_RUN if run.exit_code else 'no test report: '}{ended(run)}"]
     if not run.cases:
-        return [f"the test run ran no test: {run.problem or 'empty report'}"]
+        return [f"the test run ran no test: {ended(run)}"]
     failing = [c for c in run.cases if c.failing]
     problems = []
     summary = run.summary
@@ -159,6 +165,22 @@ def accounting_problems(run: TestRun) -> list[str]:
                 f"the report holds {len(run.cases)}"
             )
     return problems
+
+
+NOT_RUN = "tests did not run: "
+
+
+def ended(run: TestRun) -> str:
+    """How a test run that left no test to judge ended, in one line: the runner's exit
+    status and what it means, the runner's own error, and what became of its report
+    (`pytest exited 4 (usage error): ImportError: ... (.bench/junit.xml not written)`)."""
+    who = run.runner or "the test command"
+    runner = RUNNERS.get(run.runner or "")
+    meaning = runner.exits.get(run.exit_code) if runner and run.exit_code is not None else None
+    said = f"{who} exited {run.exit_code}" + (f" ({meaning})" if meaning else "")
+    if run.error:
+        said += f": {run.error}"
+    return f"{said} ({run.problem})" if run.problem else said
 
 
 def files_to_rerun(
@@ -214,7 +236,8 @@ def judge(
     `allow_removed`: a test gone after the arm is listed, not failed."""
     if unjudgeable is not None:
         return GateResult(
-            verdict="error", reasons=(f"the tests did not run at base: {unjudgeable}",)
+            verdict="error",
+            reasons=(f"the tests did not run at base: {unjudgeable.removeprefix(NOT_RUN)}",),
         )
     reasons = accounting_problems(after)
     if after.cases is None:
@@ -253,13 +276,25 @@ def judge(
         else:
             missing.append(file)
             reasons.append(f"the rerun of {file} ran no test")
-    files_at_base = {c.file for c in (base.cases if base and base.cases else ())}
-    new_failing = [f for f in regression if f not in files_at_base]
-    regression = [f for f in regression if f in files_at_base]
+    at_base_cases = base.cases if base and base.cases else ()
+    files_at_base = {c.file for c in at_base_cases}
+    passing_after = _passing_keys(after)
+    new_failing = [  # every test of it that passed at base passes still: only new ones fail
+        f
+        for f in regression
+        if all(
+            c.key in passing_after for c in at_base_cases if c.file == f and c.outcome == "passed"
+        )
+    ]
+    regression = [f for f in regression if f not in new_failing]
     if regression:
         reasons.append(f"regression in {', '.join(regression)}")
-    if new_failing:
-        reasons.append(f"new failing test file {', '.join(new_failing)}")
+    new_files = [f for f in new_failing if f not in files_at_base]
+    if new_files:
+        reasons.append(f"new failing test file {', '.join(new_files)}")
+    new_tests = [f for f in new_failing if f in files_at_base]
+    if new_tests:
+        reasons.append(f"new failing test(s), none run at base, in {', '.join(new_tests)}")
     removed = gone_after(base, after)
     if removed and not allow_removed:
         reasons.append(removed_reason(removed))

@@ -18,12 +18,11 @@ from pathlib import Path
 
 from benchkit.arms.protocol import ArmContext, ArmOutcome, Secretive
 from benchkit.errors import StoreError
-from benchkit.gate.verdict import TestRun, files_to_rerun, judge, resolved
+from benchkit.gate.tampering import telling_first
 from benchkit.records import (
     LauncherName,
     Owner,
     Run,
-    TestRecord,
     redact,
     redacted,
 )
@@ -41,11 +40,19 @@ from benchkit.run.record import (
     sandbox_of,
     written,
 )
-from benchkit.run.scoring import human_ahead, human_patch, parse_ahead, score_arm, with_secret
+from benchkit.run.scoring import (
+    arm_change,
+    human_ahead,
+    human_patch,
+    parse_ahead,
+    score_arm,
+    tampering,
+    with_secret,
+)
+from benchkit.run.verify import verify
 from benchkit.store.heartbeat import Beat, Heartbeat
 from benchkit.store.store import Store
 from benchkit.workspace.cache import cache_dir, discard
-from benchkit.workspace.checks import Confinement, run_alone, run_checks
 from benchkit.workspace.environment import (
     ensure,
     instantiate,
@@ -56,6 +63,7 @@ from benchkit.workspace.git import (
     add_worktree,
     diff,
     exclude,
+    ignored_files,
     reader,
     snapshot,
 )
@@ -112,6 +120,8 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
     pilot.tests += pilot.baseline.tests
     stage("execute")
     with clock.stage("execute"):
+        before = ignored_files(pilot.worktree, pilot.git_dir, repo.base_sha)
+        pilot.ignored_before = frozenset(before)  # the environment's, say: not the arm's
         try:
             context = ArmContext(
                 bench=bench,
@@ -129,6 +139,9 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
                 pilot.arm_change, pilot.arm_patch = parse_ahead(
                     p.repository, pilot.git_dir, pilot.tree, pilot.secrets
                 )
+                ignored = ignored_files(pilot.worktree, pilot.git_dir, pilot.tree)
+                written = (f for f in ignored if f not in pilot.ignored_before)
+                pilot.ignored_written = tuple(telling_first(written))
             except ProcError as exc:  # a full disk, or a worktree git cannot read
                 full = "No space left on device" in exc.stderr
                 detail = f"git cannot read the worktree the arm left: {exc}"
@@ -139,54 +152,7 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
     if outcome.ok:
         stage("verify")
         with clock.stage("verify"):
-            _verify(pilot, stage)
-
-
-def _verify(pilot: PilotState, stage: Callable[[str], None]) -> None:
-    """The checks after the arm, then the gate: failing test files rerun alone."""
-    bench, instance = pilot.plan.bench, pilot.instance
-    assert instance is not None
-    confinement = Confinement(sandbox=pilot.sandbox, secrets=pilot.secrets)
-    runs = run_checks(
-        bench, phase="after", instance=instance, logs=pilot.logs, confinement=confinement
-    )
-    pilot.checks += [r.result for r in runs]
-    after = next((r.tests for r in runs if r.tests is not None), None)
-    if after is None:
-        return
-    pilot.tests += [TestRecord(phase="after", attempt=0, case=c) for c in after.cases or ()]
-    base = pilot.baseline.test_run() if pilot.baseline else None
-    unjudgeable = pilot.baseline.unjudgeable if pilot.baseline else "no baseline"
-    known_flaky = pilot.plan.known_flaky
-    reruns: dict[str, list[TestRun]] = {}
-    files = [] if unjudgeable else files_to_rerun(base, after, known_flaky)
-    if files:
-        stage("rerun")
-    for file in files:
-        for attempt in range(1, pilot.plan.spec.flake_reruns + 1):
-            rerun = run_alone(
-                bench,
-                instance=instance,
-                file=file,
-                attempt=attempt,
-                logs=pilot.logs,
-                confinement=confinement,
-            )
-            reruns.setdefault(file, []).append(rerun)
-            pilot.tests += [
-                TestRecord(phase="rerun", attempt=attempt, case=c) for c in rerun.cases or ()
-            ]
-    expected = bench.file.tests
-    pilot.gate = judge(
-        base,
-        after,
-        reruns,
-        unjudgeable=unjudgeable,
-        known_flaky=known_flaky,
-        allow_removed=expected is not None and expected.allow_removed,
-    )
-    if expected is not None:
-        pilot.resolved = resolved(after, pilot.gate, expected.must_pass, expected.keep_passing)
+            verify(pilot, stage)
 
 
 def execute_plan(
@@ -299,7 +265,9 @@ def _finish(pilot: PilotState, keep: bool, stage: Callable[[str], None]) -> Run:
         if pilot.status == "running":
             pilot.status = "failed"  # stopped before its stages said otherwise
         repo_dir = pilot.git_dir if (pilot.git_dir / "HEAD").exists() else repo.mirror
-        coverage = score_arm(p, repo_dir, pilot.tree, pilot.arm_change)
+        arm = arm_change(repo, repo_dir, pilot.tree, pilot.arm_change)
+        coverage = score_arm(p, repo_dir, pilot.tree, arm)
+        pilot.tampered = tampering(repo_dir, repo.base_sha, pilot.tree, arm)
         left_out = with_secret(repo_dir, repo.base_sha, pilot.tree, secrets)
         pilot.warnings += [
             f"{path}: a binary file holding a secret's value, left out of agent.patch"

@@ -20,6 +20,7 @@ from benchkit.bench.sites import EMPTY_COVERAGE, Coverage
 from benchkit.errors import StoreError
 from benchkit.gate.verdict import GateResult
 from benchkit.records import (
+    IGNORED_SHOWN,
     ArmReport,
     CheckResult,
     EnvironmentUsed,
@@ -101,6 +102,9 @@ class PilotState:
     arm_change: Ahead | None = None  # the arm's tree and its diff, parsed ahead
     arm_patch: PatchAhead | None = None  # and its patch, read ahead
     resolved: bool | None = None
+    ignored_before: frozenset[str] = frozenset()  # ignored files in the worktree before the arm
+    ignored_written: tuple[str, ...] | None = None  # those the arm wrote; None: not looked
+    tampered: tuple[tuple[str, str], ...] = ()
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -118,6 +122,11 @@ class PilotState:
     @property
     def home(self) -> Path:
         return self.folder / "home"
+
+    @property
+    def checked_tree(self) -> Path:
+        """The clean tree the checks after the arm run on: its diff, nothing else."""
+        return self.folder / "verify"
 
     @property
     def git_dir(self) -> Path:
@@ -184,6 +193,11 @@ def run_record(pilot: PilotState, coverage: Coverage | None, keep: bool) -> Run:
         tests=tuple(pilot.tests),
         gate=pilot.gate,
         resolved=pilot.resolved,
+        tampered=pilot.tampered,
+        ignored_written=(pilot.ignored_written or ())[:IGNORED_SHOWN],
+        ignored_written_count=(
+            None if pilot.ignored_written is None else len(pilot.ignored_written)
+        ),
         baseline_key=pilot.baseline.key if pilot.baseline else None,
         baseline_cached=pilot.baseline.cached if pilot.baseline else False,
         retryable=None if ok else pilot.outcome.retryable,

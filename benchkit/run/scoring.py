@@ -4,11 +4,13 @@ patch a secret's value keeps out."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache, partial
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from benchkit.bench.sites import Coverage, FileChange, parse_diff, score
+from benchkit.gate.tampering import Change, sections_of, tampered
 from benchkit.records import (
     SiteResult,
 )
@@ -69,12 +71,37 @@ def parse_ahead(
     return change, (tree, _PARSER.submit(patch, git_dir, repo.base_sha, tree))
 
 
-def score_arm(p: Plan, repo_dir: Path, tree: str, ahead: Ahead | None = None) -> Coverage:
-    repo = p.repository
+def human_paths(repo: Repository) -> list[str]:
+    """Every path the human reference changed: old and new names."""
+    change = _human_change(repo)
+    return sorted({p for c in change for p in (c.old_path, c.new_path) if p is not None})
+
+
+def arm_change(
+    repo: Repository, repo_dir: Path, tree: str, ahead: Ahead | None = None
+) -> tuple[FileChange, ...]:
+    """The arm's diff, parsed (ahead, when it was for the same tree)."""
     if ahead is not None and ahead[0] == tree:
-        arm = ahead[1].result()
-    else:
-        arm = _arm_change(repo_dir, repo.base_sha, tree)
+        return ahead[1].result()
+    return _arm_change(repo_dir, repo.base_sha, tree)
+
+
+def tampering(
+    repo_dir: Path, base: str, tree: str, arm: Sequence[FileChange]
+) -> tuple[tuple[str, Change], ...]:
+    """The files of the arm's diff that are tests, test configuration or CI (see
+    `benchkit.gate.tampering`), and what the arm did to each."""
+
+    def sections_changed(path: str) -> bool:
+        name = PurePosixPath(path).name
+        old, new = file_text(repo_dir, base, path), file_text(repo_dir, tree, path)
+        return bool(sections_of(name, old) != sections_of(name, new))
+
+    return tampered(((c.old_path, c.new_path) for c in arm), sections_changed)
+
+
+def score_arm(p: Plan, repo_dir: Path, tree: str, arm: Sequence[FileChange]) -> Coverage:
+    repo = p.repository
     return score(
         _human_change(repo),
         arm,

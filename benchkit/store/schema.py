@@ -21,7 +21,7 @@ import pyarrow as pa
 from benchkit.bench.names import NAME
 from benchkit.records import STORED, Run, Stored
 
-SCHEMA_VERSION = 8  # see benchkit/store/upgrade.py for the history and the steps
+SCHEMA_VERSION = 9  # see benchkit/store/upgrade.py for the history and the steps
 
 
 @dataclass(frozen=True, kw_only=True)

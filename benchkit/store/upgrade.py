@@ -23,6 +23,9 @@ Version history:
   7  runs gain `start_s` and `record_s` (null before).
   8  runs gain `new_failing_files` and `removed_tests`: the gate's own new failing
      files and the tests gone after the arm (null before: that gate did not look).
+  9  runs gain `tampered`, `ignored_written` and `ignored_written_count`: what the arm
+     did to tests, their configuration and CI, and the ignored files it wrote, which
+     its checks no longer see (null before: the checks ran in the arm's worktree).
 """
 
 from __future__ import annotations
@@ -102,6 +105,10 @@ def _v7_to_v8(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
     return rows.with_columns(_bump(7).alias("schema_version"))  # not looked for: null
 
 
+def _v8_to_v9(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
+    return rows.with_columns(_bump(8).alias("schema_version"))  # not looked for: null
+
+
 STEPS: dict[int, Step] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
@@ -110,6 +117,7 @@ STEPS: dict[int, Step] = {
     5: _v5_to_v6,
     6: _v6_to_v7,
     7: _v7_to_v8,
+    8: _v8_to_v9,
 }
 
 

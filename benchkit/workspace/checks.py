@@ -10,6 +10,7 @@ on top.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 from benchkit.bench.bench_file import Bench, Check
 from benchkit.gate.junit import CaseResult, ReportError, failed_count, in_tree, parse_report
 from benchkit.gate.runners import Runner, runner_of
+from benchkit.gate.summary import first_error
 from benchkit.gate.verdict import TestRun, run_problem
 from benchkit.records import CheckResult, CheckStatus, Phase
 from benchkit.workspace import proc
@@ -64,21 +66,40 @@ def read_report(
     to `root`; test ids by the runner's rule), and what is wrong with it: a report that
     is missing, empty or unreadable has no cases; one that names no test has zero. A
     file the runner's `log` says failed to load, and the report leaves out, is added as
-    an `error` case. Pilots, `ab` and `probe` all read reports here."""
+    an `error` case. Pilots, `ab` and `probe` all read reports here. What is wrong
+    names the report by its path in `root`."""
+    name = _named(report, root)
     if not report.exists():
-        return None, f"no test report at {report.name}"
+        return None, f"{name} not written"
     if report.is_dir():
-        return None, f"{report.name}: a folder, not a test report"
+        return None, f"{name}: a folder, not a test report"
     text = report.read_text(encoding="utf-8", errors="replace")
     try:
         cases = runner.read_report(text, root) if runner else parse_report(text)
     except ReportError as exc:
-        return None, f"{report.name}: {exc}"
+        return None, f"{name}: {exc}"
     if not cases:
-        return (), f"{report.name}: the report names no test"
+        return (), f"{name} names no test"
     found = tuple(cases)
     found = runner.with_unloaded(found, log) if runner else found
     return (in_tree(found, [str(root), str(root.resolve())]) if root else found), None
+
+
+def words(command: str | Sequence[str]) -> list[str]:
+    """A command's words (none, for a string the shell could not split)."""
+    if not isinstance(command, str):
+        return list(command)
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return []
+
+
+def _named(report: Path, root: Path | None) -> str:
+    """A report's path as the bench gives it: in the tree, else as it is."""
+    if root is not None and report.is_relative_to(root):
+        return str(report.relative_to(root))
+    return str(report) if root is not None else report.name
 
 
 def could_not_run(cases: tuple[CaseResult, ...]) -> str | None:
@@ -134,14 +155,24 @@ def _run(
 
 
 def test_run_of(
-    finished: proc.Finished, output: str, report: Path, named: str | None = None, *, root: Path
+    finished: proc.Finished,
+    output: str,
+    report: Path,
+    named: str | None = None,
+    *,
+    root: Path,
+    command: Sequence[str] = (),
 ) -> TestRun:
     """What the gate needs of a test command that finished in `root`: its report's
     cases, read by its runner (the one named, else the one whose summary the output
-    holds), and that runner's own closing summary."""
-    runner = runner_of(named, output)
+    holds, else the one the command's words name), that runner's own closing summary,
+    and, when no test is left to judge, what it said went wrong."""
+    runner = runner_of(named, output, command)
     found = read_report(report, runner, root, output) if not finished.not_found else (None, None)
     cases, problem = found
+    said = None
+    if not cases and not finished.not_found:
+        said = runner.error(output) if runner else first_error(output)
     return TestRun(
         cases=cases,
         problem=problem,
@@ -149,6 +180,8 @@ def test_run_of(
         timed_out=finished.timed_out,
         missing=finished.not_found,
         summary=runner.read_summary(output) if runner else None,
+        runner=runner.name if runner else None,
+        error=said,
     )
 
 
@@ -192,7 +225,7 @@ def run_check(
     count: int | None = None
     named = tests.runner if tests else None
     test_run = (
-        test_run_of(finished, output, report, named, root=worktree)
+        test_run_of(finished, output, report, named, root=worktree, command=words(check.command))
         if by_report and report
         else None
     )
@@ -265,4 +298,5 @@ def run_alone(
             not_found=True,
             duration_s=finished.duration_s,
         )
-    return test_run_of(finished, output, report, tests.runner, root=worktree)
+    alone = words(tests.alone_command)
+    return test_run_of(finished, output, report, tests.runner, root=worktree, command=alone)

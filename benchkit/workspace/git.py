@@ -244,6 +244,43 @@ def add_worktree(mirror: Path, sha: str, where: Path) -> Path:
     return where
 
 
+def files_of(repo_dir: Path, tree: str) -> dict[str, tuple[str, str]]:
+    """Every file of a tree or commit: its path, and its (mode, object id)."""
+    listed = git("ls-tree", "-r", "-z", "--full-tree", tree, cwd=repo_dir)
+    found = {}
+    for entry in listed.split("\0"):
+        if entry:
+            meta, path = entry.split("\t", 1)
+            mode, _kind, sha = meta.split()
+            found[path] = (mode, sha)
+    return found
+
+
+def with_files_of(git_dir: Path, tree: str, source: str, paths: Sequence[str]) -> str:
+    """`tree` with each of `paths` as `source` holds it (a path `source` lacks is
+    removed), written in `git_dir` (a bare git folder, see `reader`)."""
+    if not paths:
+        return tree
+    theirs = files_of(git_dir, source)
+    zero = "0" * 40
+    lines = [
+        f"{theirs[p][0]} {theirs[p][1]}\t{p}" if p in theirs else f"0 {zero}\t{p}" for p in paths
+    ]
+    with tempfile.TemporaryDirectory(prefix="benchkit-index-", dir=git_dir) as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        git("read-tree", tree, cwd=git_dir, **env)
+        stdin = "".join(f"{line}\0" for line in lines)
+        git("update-index", "-z", "--index-info", cwd=git_dir, input_text=stdin, **env)
+        return git("write-tree", cwd=git_dir, **env).strip()
+
+
+def checkout_tree(git_dir: Path, tree: str, parent: str, where: Path) -> Path:
+    """A fresh repository at `where` holding `tree` (a tree of `git_dir`, see
+    `snapshot`) as one commit on `parent`: every file written by git, nothing else."""
+    commit = _commit(git_dir, tree, parent, "benchkit: the arm's diff, on a clean tree")
+    return add_worktree(git_dir, commit, where)
+
+
 def remove_worktree(where: Path) -> None:
     discard(where)
 
@@ -332,16 +369,38 @@ def snapshot(worktree: Path, into: Path, base_sha: str) -> str:
         if _regular_file(own_index):  # its stat data spares rehashing every file
             shutil.copy2(own_index, index)  # keep its mtime: git re-reads racily clean entries
             try:
-                git(*work, "add", "--all", ".", cwd=worktree, **env)
-                _unstage(work, worktree, env, _left_out(into))
-                return git(*work, "write-tree", cwd=worktree, **env).strip()
+                if not _flagged(work, worktree, env):  # else files git would not look at
+                    git(*work, "add", "--all", ".", cwd=worktree, **env)
+                    _unstage(work, worktree, env, _left_out(into))
+                    return git(*work, "write-tree", cwd=worktree, **env).strip()
             except ProcError:
-                Path(index).unlink(missing_ok=True)  # an index git cannot use: start again
+                pass  # an index git cannot use
+            Path(index).unlink(missing_ok=True)  # start again from base
         git(*work, "read-tree", base_sha, cwd=worktree, **env)
         git(*work, "add", "--all", ".", cwd=worktree, **env)
         _unstage(work, worktree, env, _left_out(into))
         tree = git(*work, "write-tree", cwd=worktree, **env).strip()
     return tree
+
+
+def _flagged(work: list[str], worktree: Path, env: dict[str, str]) -> bool:
+    """Whether the index marks a file `assume-unchanged` (lowercase tag) or
+    `skip-worktree` (`S`): `add --all` would not see what the arm changed in it."""
+    listed = git(*work, "ls-files", "-v", "-z", cwd=worktree, **env)
+    return any(e[:1].islower() or e[:1] == "S" for e in listed.split("\0") if e)
+
+
+def ignored_files(worktree: Path, into: Path, tree: str) -> list[str]:
+    """The files in the worktree that git ignores (by the worktree's `.gitignore` files
+    and `into`'s exclude) and `tree` does not hold, but those in the folders left out of
+    every snapshot (see `exclude`), sorted."""
+    work = ["--git-dir", str(into), "--work-tree", str(worktree)]
+    with tempfile.TemporaryDirectory(prefix="benchkit-index-", dir=into) as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        git(*work, "read-tree", tree, cwd=worktree, **env)
+        listed = git(*work, "ls-files", "-z", "-o", "-i", "--exclude-standard", cwd=worktree, **env)
+    left = tuple(f"{folder}/" for folder in _left_out(into))
+    return sorted(p for p in listed.split("\0") if p and not p.startswith(left))
 
 
 def _unstage(work: list[str], worktree: Path, env: dict[str, str], folders: list[str]) -> None:
@@ -378,9 +437,11 @@ def binary_changes(repo_dir: Path, old: str, new: str) -> list[str]:
 
 
 def apply_patch(worktree: Path, patch_text: str) -> None:
-    """Apply a patch to the worktree's files; raises `ProcError` when it does not apply."""
+    """Apply a patch to the worktree's files and its index, so that the worktree's diff
+    is the whole patch (a file it adds that a `.gitignore` matches included); raises
+    `ProcError` when it does not apply."""
     if patch_text.strip():
-        git("apply", "--whitespace=nowarn", "-", cwd=worktree, input_text=patch_text)
+        git("apply", "--index", "--whitespace=nowarn", "-", cwd=worktree, input_text=patch_text)
 
 
 def file_text(repo_dir: Path, sha: str, path: str) -> str | None:

@@ -5,8 +5,8 @@ every other process out of its sight, their environments too), with the whole
 system read-only and writable only the pilot's worktree, its HOME and its own tmp;
 with its own empty network unless allowed; and it dies with benchkit
 (`--die-with-parent`). Without it (`none`), the command runs as benchkit's user with
-only its environment narrowed. Either way HOME and TMPDIR are the pilot's own, the
-same for its arm and its checks.
+only its environment narrowed. Either way HOME and TMPDIR are the tree's own: the
+arm's beside its worktree, the checks' after it beside the clean tree they run on.
 """
 
 from __future__ import annotations

@@ -346,8 +346,8 @@ def test_ab_fail_on_flip_fails_when_the_heads_tests_do_not_run(tmp_path: Path) -
     done = _ab_cli(tmp_path / "repo", store, *gate, *JUNIT)
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr.strip() == (
-        "benchkit: head's tests cannot be judged (exit 4): no test report at "
-        ".benchkit-report.xml; 1 test passed at base"
+        "benchkit: head's tests cannot be judged (exit 4): .benchkit-report.xml not written; "
+        "1 test passed at base"
     )
     assert "| head | " in done.stdout and " | 4 | " in done.stdout  # its exit code shown
     missing = _ab_cli(tmp_path / "repo", store, *gate, "no-such-runner-xyz", "--junitxml={report}")
@@ -369,7 +369,7 @@ def test_a_probe_whose_tests_cannot_run_at_head_proves_nothing_and_exits_1(
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr.strip() == (
         "benchkit: the tests at head cannot be judged (the command could not start): "
-        "no test report at .benchkit-report.xml"
+        ".benchkit-report.xml not written"
     )
     assert "cannot be judged (the command could not start)" in done.stdout
 
@@ -383,8 +383,8 @@ def test_ab_fail_on_flip_fails_when_the_heads_report_names_no_test(tmp_path: Pat
     done = _ab_cli(tmp_path / "repo", tmp_path / "store", *gate, *JUNIT)
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr.strip() == (
-        "benchkit: head's tests cannot be judged (exit 5): .benchkit-report.xml: the report "
-        "names no test; 1 test passed at base"
+        "benchkit: head's tests cannot be judged (exit 5): .benchkit-report.xml names no test; "
+        "1 test passed at base"
     )
     argv = [sys.executable, "-m", "benchkit.cli", "probe", "--repo", str(tmp_path / "repo")]
     env = {**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")}

@@ -33,15 +33,16 @@ def test_pilot_prints_a_line_per_run_and_a_table(tiny: TinyRepo, tmp_path: Path)
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith(
-        "human #1: ok  lint=ok test=ok  gate=pass  covered 2/2  matched 2  unrelated 0"
+    assert lines[0].startswith(  # the human added a test: the line names it
+        "human #1: ok  lint=ok test=ok  gate=pass  tampered test_calc.py (edited)  covered 2/2  "
+        "matched 2  unrelated 0"
     )
     assert lines[1].startswith("noop #1: ok  lint=ok test=ok  gate=pass  covered 0/2")
     header = lines[3].split()
     assert header[:4] == ["run_id", "arm", "trial", "status"]
     assert [row.split()[1] for row in lines[4:6]] == ["human", "noop"]
     assert lines[7] == "tests, by the gate:"
-    assert lines[8].split() == ["human", "#1", "pass", "no", "failing", "test"]
+    assert lines[8] == "  human #1  pass        no failing test; tampered test_calc.py (edited)"
     # progress went to stderr, stage by stage
     assert (
         "tiny human #1: prepare environment baseline execute verify score record cleanup"

@@ -8,6 +8,7 @@ first test, in the session's shared environments."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -149,3 +150,46 @@ def test_ab_and_probe_on_a_vitest_repository(
     probe = benchkit_cli("probe", *common, *store, "--", *vitest, "test/tax.test.ts", env=env)
     assert probe.returncode == 0, probe.stderr
     assert "| test/tax.test.ts::tax > rounds half a cent up | failed | passed |" in probe.stdout
+
+
+BROKEN_CONFIG = """\
+diff --git a/vitest.config.ts b/vitest.config.ts
+new file mode 100644
+--- /dev/null
++++ b/vitest.config.ts
+@@ -0,0 +1,3 @@
++import { helper } from "./no-such-helper";
++
++export default { test: { setupFiles: [helper] } };
+"""
+
+
+def test_a_vitest_config_that_cannot_load_says_why_the_tests_did_not_run(
+    demo_node: DemoNode,
+    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An arm that adds a vitest config that cannot load: the reason is vitest's own
+    startup error, the config is named as tampering, and the other checks are as at base."""
+    monkeypatch.setenv("BENCHKIT_CACHE", str(a_cache(tmp_path_factory, demo_node.environments)))
+    patch = tmp_path / "broken-config.patch"
+    patch.write_text(BROKEN_CONFIG)
+    [run] = benchkit.pilot("demo-node", arm=f"replay:{patch}", store=tmp_path / "store")
+    assert run.gate is not None
+    [reason] = run.gate.reasons
+    assert run.gate.verdict == "fail"
+    assert re.fullmatch(  # its column: after the absolute path vitest puts in line 1
+        r"tests did not run: vitest exited 1: Error: Build failed with 1 error: "
+        r'vitest\.config\.ts:1:\d+: ERROR: Could not resolve "\./no-such-helper" '
+        r"\(\.bench/junit\.xml not written\)",
+        reason,
+    ), reason
+    assert run.tampered == (("vitest.config.ts", "added"),)
+    assert {c.check: c.status for c in run.checks if c.phase == "after"} == {
+        "install": "ok",
+        "typecheck": "ok",
+        "lint": "ok",
+        "test": "fail",
+        "build": "ok",
+    }

@@ -100,8 +100,23 @@ def test_a_failure_that_names_no_file_fails_the_gate() -> None:
     ("after", "reason"),
     [
         (
-            TestRun(cases=None, problem="no test report at junit.xml", exit_code=139),
-            "no test report: no test report at junit.xml",
+            TestRun(cases=None, problem="junit.xml not written", exit_code=139),
+            "tests did not run: the test command exited 139 (junit.xml not written)",
+        ),
+        (
+            TestRun(
+                cases=None,
+                problem=".bench/junit.xml not written",
+                exit_code=4,
+                runner="pytest",
+                error="ImportError: cannot import name 'x' from 'helpers'",
+            ),
+            "tests did not run: pytest exited 4 (usage error): ImportError: cannot import "
+            "name 'x' from 'helpers' (.bench/junit.xml not written)",
+        ),
+        (
+            TestRun(cases=None, problem="report.xml not written", exit_code=0, runner="vitest"),
+            "no test report: vitest exited 0 (report.xml not written)",
         ),
         (
             TestRun(cases=(case("t/test_a.py", "a1"),), exit_code=None, timed_out=True),
@@ -198,10 +213,12 @@ def test_wilson_interval() -> None:
 
 
 def test_a_report_with_no_test_fails_the_gate() -> None:
-    after = TestRun(cases=(), problem="junit.xml: the report names no test", exit_code=5)
+    after = TestRun(cases=(), problem="junit.xml names no test", exit_code=5, runner="pytest")
     result = judged(BASE, after, {})
     assert result.verdict == "fail"
-    assert result.reasons == ("the test run ran no test: junit.xml: the report names no test",)
+    assert result.reasons == (
+        "the test run ran no test: pytest exited 5 (no tests collected) (junit.xml names no test)",
+    )
 
 
 def test_a_test_known_flaky_at_base_is_flaky_without_a_rerun() -> None:
@@ -233,7 +250,13 @@ def test_tests_that_did_not_run_at_base_leave_the_bench_unable_to_judge() -> Non
     )
     # after the arm only, the same is the arm's fault
     assert judged(BASE, interrupted, {}).verdict == "fail"
-    assert run_problem(TestRun(cases=())) == "the test run ran no test: empty report"
+    assert run_problem(TestRun(cases=())) == "the test run ran no test: the test command exited 0"
+    # the base's own line, not said twice
+    no_report = TestRun(cases=None, problem="r.xml not written", exit_code=4, runner="pytest")
+    said = judged(None, run(), {}, unjudgeable=run_problem(no_report)).reasons
+    assert said == (
+        "the tests did not run at base: pytest exited 4 (usage error) (r.xml not written)",
+    )
     assert run_problem(BASE) is None
 
 
@@ -274,6 +297,22 @@ def test_the_tests_of_a_file_that_fails_after_are_not_counted_gone() -> None:
     result = judge(BASE, broken, {"t/test_b.py": [rerun]})
     assert result.removed == ()
     assert result.regression_files == ("t/test_b.py",)
+
+
+def test_a_new_failing_test_in_a_file_whose_tests_of_base_pass_is_no_regression() -> None:
+    after = run(*BASE.cases or (), case("t/test_a.py", "a3", "failed"))
+    rerun = run(case("t/test_a.py", "a3", "failed"))
+    result = judge(BASE, after, {"t/test_a.py": [rerun]})
+    assert (result.verdict, result.new_failing_files, result.regression_files) == (
+        "fail",
+        ("t/test_a.py",),
+        (),
+    )
+    assert result.reasons == ("new failing test(s), none run at base, in t/test_a.py",)
+    # beside a test of base that fails too, the file is a regression
+    broken = run(case("t/test_a.py", "a1", "failed"), *(after.cases or ())[1:])
+    again = run(case("t/test_a.py", "a1", "failed"), case("t/test_a.py", "a3", "failed"))
+    assert judge(BASE, broken, {"t/test_a.py": [again]}).regression_files == ("t/test_a.py",)
 
 
 def test_a_failing_file_with_no_test_at_base_is_new_failing_not_a_regression() -> None:

@@ -40,7 +40,7 @@ def test_a_sandbox_kind_added_in_the_registry_runs_a_pilots_arm_and_checks(
     said = [" ".join(c) for c in COMMANDS]
     tests = [c for c in said if "pytest" in c]
     assert any(c.endswith("cwd=base") for c in tests), said  # the checks at base
-    assert any(c.endswith("cwd=tree") for c in tests), said  # and after the arm
+    assert any(c.endswith("cwd=verify") for c in tests), said  # and after, on a clean tree
     assert any("import calc, util" in c for c in said), said  # the lint check too
     assert benchkit.runs()["sandbox"].to_list() == ["recording"]
 

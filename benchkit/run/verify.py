@@ -1,0 +1,135 @@
+"""The verify stage: the arm's diff, and nothing else, checked on a clean tree.
+
+The arm's tree (its snapshot: commits, staged, unstaged and untracked files, not
+ignored ones) is checked out by git into a fresh folder at base, with the files the
+bench holds out (`[tests] held_out`) reset to their held-out version, in an instance
+of the environment of its own, with a HOME and a tmp of its own. Whatever the arm
+left besides its diff (ignored files, its git config and index flags, its HOME, its
+copy of the environment) never reaches a check. There the checks run after the arm,
+failing test files are rerun alone, and the gate judges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from benchkit.gate.tampering import held_out
+from benchkit.gate.verdict import TestRun, files_to_rerun, judge, resolved
+from benchkit.records import TestRecord
+from benchkit.run.record import PilotState, sandbox_of
+from benchkit.run.scoring import human_paths
+from benchkit.workspace.checks import Confinement, run_alone, run_checks
+from benchkit.workspace.environment import Instance, ensure, env_copy_of, instantiate, remove
+from benchkit.workspace.git import checkout_tree, files_of, with_files_of
+from benchkit.workspace.proc import ProcError
+from benchkit.workspace.recipe import META, EnvironmentFailure
+from benchkit.workspace.sandbox import Sandbox
+
+
+def verify(pilot: PilotState, stage: Callable[[str], None]) -> None:
+    """The clean tree, the checks after the arm there, then the gate: failing test
+    files rerun alone. A tree git cannot check out fails the run (`verify`)."""
+    checked = clean_tree(pilot)
+    if checked is None:
+        return
+    instance, sandbox = checked
+    bench = pilot.plan.bench
+    confinement = Confinement(sandbox=sandbox, secrets=pilot.secrets)
+    runs = run_checks(
+        bench, phase="after", instance=instance, logs=pilot.logs, confinement=confinement
+    )
+    pilot.checks += [r.result for r in runs]
+    after = next((r.tests for r in runs if r.tests is not None), None)
+    if after is None:
+        return
+    pilot.tests += [TestRecord(phase="after", attempt=0, case=c) for c in after.cases or ()]
+    base = pilot.baseline.test_run() if pilot.baseline else None
+    unjudgeable = pilot.baseline.unjudgeable if pilot.baseline else "no baseline"
+    known_flaky = pilot.plan.known_flaky
+    reruns: dict[str, list[TestRun]] = {}
+    files = [] if unjudgeable else files_to_rerun(base, after, known_flaky)
+    if files:
+        stage("rerun")
+    for file in files:
+        for attempt in range(1, pilot.plan.spec.flake_reruns + 1):
+            rerun = run_alone(
+                bench,
+                instance=instance,
+                file=file,
+                attempt=attempt,
+                logs=pilot.logs,
+                confinement=confinement,
+            )
+            reruns.setdefault(file, []).append(rerun)
+            pilot.tests += [
+                TestRecord(phase="rerun", attempt=attempt, case=c) for c in rerun.cases or ()
+            ]
+    expected = bench.file.tests
+    pilot.gate = judge(
+        base,
+        after,
+        reruns,
+        unjudgeable=unjudgeable,
+        known_flaky=known_flaky,
+        allow_removed=expected is not None and expected.allow_removed,
+    )
+    if expected is not None:
+        pilot.resolved = resolved(after, pilot.gate, expected.must_pass, expected.keep_passing)
+
+
+def clean_tree(pilot: PilotState) -> tuple[Instance, Sandbox] | None:
+    """The arm's tree, held-out files reset, checked out afresh, its own instance of
+    the environment (the arm's is removed first) and its own sandbox (HOME, tmp); None
+    when the run failed here."""
+    p = pilot.plan
+    repo, tests = p.repository, p.bench.file.tests
+    tree = pilot.tree
+    note = [f"the arm's tree {pilot.tree}"]
+    where = pilot.checked_tree
+    try:
+        if tests is not None and tests.held_out:
+            source = repo.human_sha if tests.held_out == "human" else repo.base_sha
+            paths = (
+                []
+                if tests.held_out == "human"
+                else [*files_of(pilot.git_dir, tree), *files_of(pilot.git_dir, source)]
+            )
+            held = held_out(paths, tests.held_out, human_paths(repo))
+            tree = with_files_of(pilot.git_dir, tree, source, held)
+            whose = "the human's" if tests.held_out == "human" else "base's"
+            note += [f"held out, as {whose}: {path}" for path in held]
+        checkout_tree(pilot.git_dir, tree, repo.base_sha, where)
+    except ProcError as exc:
+        _failed(pilot, "verify", f"the arm's diff could not be checked out on a clean tree: {exc}")
+        return None
+    note.append(f"checked out at {where}")
+    log = pilot.logs / "verify.log"
+    log.write_text("".join(f"{line}\n" for line in note))
+    arm_instance, pilot.instance = pilot.instance, None
+    remove(arm_instance, read_only=pilot.sandbox.binds)
+    environment = pilot.environment
+    assert environment is not None
+    try:
+        if environment.path is not None and not (environment.path / META).exists():
+            rebuilt = pilot.logs / "verify-environment.log"  # it was dropped meanwhile
+            environment = pilot.environment = ensure(p.recipe, log=rebuilt)
+        pilot.instance = instantiate(
+            environment,
+            where=env_copy_of(where),
+            tree=where,
+            log=log,
+            bound=pilot.sandbox.binds,
+        )
+    except EnvironmentFailure as exc:
+        _failed(pilot, "environment", str(exc))
+        return None
+    sandbox = sandbox_of(p, pilot.folder, where.name).with_read_only(pilot.instance.binds)
+    sandbox.make()
+    return pilot.instance, sandbox
+
+
+def _failed(pilot: PilotState, kind: str, detail: str) -> None:
+    """The run failed after the arm: what the arm reported (its cost) is kept."""
+    pilot.outcome = replace(pilot.outcome, ok=False, failure_kind=kind, detail=detail)
+    pilot.status = "failed"
