@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -124,10 +125,18 @@ def table(rows: Sequence[Mapping[str, Any]], every: bool = False) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def printable(path: str) -> str:
+    """A path as one line shows it: its control characters escaped (`\\n`)."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], path)
+
+
 def tampering(row: Mapping[str, Any]) -> str | None:
     """What the arm did to tests, their configuration and CI: `tests/a.py (deleted)`."""
     found = [p.rpartition("=") for p in row.get("tampered") or []]
-    return ", ".join(f"{path} ({change})" for path, _, change in found) or None
+    return ", ".join(f"{printable(path)} ({change})" for path, _, change in found) or None
 
 
 def resolved_word(row: Mapping[str, Any]) -> str | None:

@@ -113,13 +113,25 @@ class Tests(Strict):
     # paths and globs, the human's for "human" (its test files, SWE-bench's test_patch)
     held_out: list[str] | Literal["human"] = Field(default_factory=list)
 
+    @field_validator("held_out", mode="before")
+    @classmethod
+    def _list_or_human(cls, value: object) -> object:
+        if isinstance(value, str) and value != "human":
+            raise ValueError(f'{value!r}: give a list of paths or globs, or "human"')
+        if not isinstance(value, str | list):
+            raise ValueError('give a list of paths or globs, or "human"')
+        return value
+
     @field_validator("held_out")
     @classmethod
     def _relative(cls, value: list[str] | str) -> list[str] | str:
-        for glob in [] if isinstance(value, str) else value:
+        if isinstance(value, str):
+            return value
+        globs = [glob.removeprefix("./") for glob in value]  # as the repository's paths read
+        for glob in globs:
             if not glob.strip() or glob.startswith("/") or ".." in glob.split("/"):
                 raise ValueError(f"{glob!r} is not a path or glob inside the repository")
-        return value
+        return globs
 
     @field_validator("runner")
     @classmethod

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 import benchkit
-from benchkit.analysis.text import SPEC_COLUMNS, line
+from benchkit.analysis.text import SPEC_COLUMNS, line, printable
 from benchkit.cli.options import (
     pairs,
     print_runs,
@@ -290,7 +290,7 @@ def _said(run: Run, show: Sequence[str]) -> None:
         click.echo(f"  warning: {warning}", err=True)
     if run.ignored_written:
         count = run.ignored_written_count or len(run.ignored_written)
-        first = ", ".join(run.ignored_written[:3]) + (", ..." if count > 3 else "")
+        first = ", ".join(map(printable, run.ignored_written[:3])) + (", ..." if count > 3 else "")
         click.echo(f"  not checked: {count} ignored file(s) the arm wrote ({first})", err=True)
     for check in run.checks:
         if check.phase == "after" and check.status != "ok" and check.note:

@@ -169,7 +169,7 @@ def none_unloaded(text: str) -> dict[str, str]:
 # (`pytest: error: unrecognized arguments: ...`); a Node runner's first `...Error: ...`
 # (vitest's startup error, a config that cannot load).
 PYTEST_RAISED = re.compile(r"^E\s+(\S.*)$", re.MULTILINE)
-PYTEST_USAGE = re.compile(r"^.*?pytest\S*: (error: .+)$", re.MULTILINE)
+PYTEST_USAGE = re.compile(r"^(?:.*?pytest\S*|\S*__main__\.py): (error: .+)$", re.MULTILINE)
 ERROR_LINE = re.compile(r"^\s*((?:\w+\.)*\w*(?:Error|Exception)\b:? .+)$", re.MULTILINE)
 _WHERE = re.compile(r"\s+\((?:/[^()]*)\)\s*$")  # a trailing (/absolute/path): the machine's
 

@@ -2,13 +2,15 @@
 
 Pure: paths and file texts in, records out. A file is one of:
 
-- a **test** file: `test_*.py`, `*_test.py`, `conftest.py`, `*.test.*`, `*.spec.*`, or
-  any file under a folder named `test`, `tests`, `testing`, `__tests__`, `spec` or `e2e`;
-- **test configuration**: `pytest.ini`, `tox.ini`, `noxfile.py`, `vitest.config.*`,
-  `vitest.workspace.*`, `jest.config.*`, `jest.setup.*`, `.mocharc.*`, `karma.conf.*`;
-  and, where the change touches their test sections only, `pyproject.toml`
-  (`[tool.pytest...]`, `[tool.tox]`), `setup.cfg` (`[tool:pytest]`, `[tox:tox]`) and
-  `package.json` (its `test` scripts, its `jest` key);
+- a **test** file: `test_*.py`, `*_test.py`, `tests.py`, `conftest.py`, `*_test.go`,
+  `*Test.java` (`*Tests.java`, `.kt`, `.cs`), `*.test.*`, `*.spec.*`, `*_spec.*`, or
+  any file under a folder named `test`, `tests`, `__tests__` or `e2e`;
+- **test configuration**: `pytest.ini`, `.pytest.ini`, `tox.ini`, `noxfile.py`,
+  `vitest.config.*`, `vitest.workspace.*`, `vite.config.*` (where vitest's own block
+  often lives), `jest.config.*`, `jest.setup.*`, `.mocharc.*`, `karma.conf.*`; and,
+  where the change touches their test sections (added and deleted files included),
+  `pyproject.toml` (`[tool.pytest...]`, `[tool.tox]`), `setup.cfg` (`[tool:pytest]`,
+  `[tox:tox]`) and `package.json` (its `test` scripts, its `jest` key);
 - **CI**: anything under `.github/`, `.gitlab-ci.yml`, `.circleci/`, `.buildkite/`,
   `azure-pipelines.yml`, `Jenkinsfile`.
 
@@ -31,11 +33,14 @@ from typing import Any, Literal
 Change = Literal["added", "edited", "deleted"]
 Tampered = tuple[tuple[str, Change], ...]  # (path, what the arm did to it), in path order
 
-TEST_FOLDERS = frozenset({"test", "tests", "testing", "__tests__", "spec", "e2e"})
-_TEST_NAME = re.compile(r"^(test_.*\.py|.*_test\.py|conftest\.py|.*\.(test|spec)\.[^.]+)$")
+TEST_FOLDERS = frozenset({"test", "tests", "__tests__", "e2e"})
+_TEST_NAME = re.compile(
+    r"^(test_.*\.py|.*_test\.(py|go)|tests\.py|conftest\.py|.*Tests?\.(java|kt|cs)"
+    r"|.*\.(test|spec)\.[^.]+|.*_spec\.[^.]+)$"
+)
 _CONFIG_NAME = re.compile(
-    r"^(pytest\.ini|tox\.ini|noxfile\.py|(vitest\.config|vitest\.workspace|jest\.config"
-    r"|jest\.setup|karma\.conf)\.[^/]+|\.mocharc(\.[^/]+)?)$"
+    r"^(\.?pytest\.ini|tox\.ini|noxfile\.py|(vitest\.config|vitest\.workspace|vite\.config"
+    r"|jest\.config|jest\.setup|karma\.conf)\.[^/]+|\.mocharc(\.[^/]+)?)$"
 )
 _CI = re.compile(
     r"^(\.github/|\.circleci/|\.buildkite/|\.gitlab-ci\.ya?ml$|azure-pipelines\.ya?ml$"
@@ -58,11 +63,11 @@ def touches_tests(path: str) -> bool:
 
 
 def sections_of(name: str, text: str | None) -> Any:
-    """The parts of a `pyproject.toml`, `setup.cfg` or `package.json` that configure
-    the tests, as plain data to compare; None for a file that is absent, and the whole
-    text for one that cannot be read (then any change to it counts)."""
-    if text is None:
-        return None
+    """The parts of a `pyproject.toml`, `setup.cfg` or `package.json` (its text, None
+    when it is absent) that configure the tests, as plain data to compare; the whole
+    text of one that cannot be read (then any change to it counts)."""
+    if text is None:  # absent: as a file with no test section
+        text = "{}" if name == "package.json" else ""
     try:
         if name == "pyproject.toml":
             tool = tomllib.loads(text).get("tool", {})
@@ -88,17 +93,20 @@ def tampered(
     file is new, or gone); a rename is the old file deleted and the new one added.
     `sections_changed(path)` tells whether the arm changed the test sections of a
     `SECTIONED` file."""
+
+    def counts(path: str) -> bool:
+        sectioned = PurePosixPath(path).name in SECTIONED
+        return touches_tests(path) or (sectioned and sections_changed(path))
+
     found: dict[str, Change] = {}
     for old, new in changes:
         if old is not None and new is not None and old == new:
-            if touches_tests(old) or (
-                PurePosixPath(old).name in SECTIONED and sections_changed(old)
-            ):
+            if counts(old):
                 found[old] = "edited"
             continue
-        if old is not None and touches_tests(old):
+        if old is not None and counts(old):
             found[old] = "deleted"
-        if new is not None and touches_tests(new):
+        if new is not None and counts(new):
             found[new] = "added"
     return tuple(sorted(found.items()))
 
@@ -116,8 +124,14 @@ def held_out(
 
 
 def _held(path: str, glob: str) -> bool:
+    """A glob's `*` crosses `/`; `**/` may match no folder; a folder holds its files."""
     folder = glob.rstrip("/")
-    return fnmatch.fnmatchcase(path, glob) or path.startswith(f"{folder}/")
+    top = glob.removeprefix("**/") if glob.startswith("**/") else None
+    return (
+        fnmatch.fnmatchcase(path, glob)
+        or path.startswith(f"{folder}/")
+        or (top is not None and fnmatch.fnmatchcase(path, top))
+    )
 
 
 CACHES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".cache"})

@@ -49,7 +49,7 @@ from benchkit.run.scoring import (
     tampering,
     with_secret,
 )
-from benchkit.run.verify import verify
+from benchkit.run.verify import prepare_clean_tree, verify
 from benchkit.store.heartbeat import Beat, Heartbeat
 from benchkit.store.store import Store
 from benchkit.workspace.cache import cache_dir, discard
@@ -101,6 +101,7 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
             )
             if pilot.instance.path is not None and pilot.instance.path.parent == pilot.worktree:
                 exclude(pilot.git_dir, pilot.instance.path.name)  # not the arm's
+            prepare_clean_tree(pilot, log)
         stage("baseline")
         with clock.stage("baseline"):
             pilot.baseline = establish(
@@ -251,7 +252,8 @@ def execute_plan(
                 run = _finish(pilot, keep, stage)
             finally:
                 heart.stop()
-                release(pilot.instance.path if pilot.instance else None)  # if cleanup failed
+                for instance in pilot.instances:  # if cleanup failed
+                    release(instance.path)
             events(Recorded(run=run))
     return run
 
@@ -298,7 +300,8 @@ def _finish(pilot: PilotState, keep: bool, stage: Callable[[str], None]) -> Run:
     run = replace(run, phases={k: v for k, v in pilot.clock.phases.items() if k != "cleanup"})
     run = written(pilot, run, last=True)
     stage("cleanup")
-    remove(pilot.instance, read_only=pilot.sandbox.binds)
+    for instance in pilot.instances:
+        remove(instance, read_only=pilot.sandbox.binds)
     if not keep:
         discard(pilot.folder)
     elif pilot.folder.is_dir():

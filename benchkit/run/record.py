@@ -98,7 +98,8 @@ class PilotState:
     baseline: Baseline | None = None
     gate: GateResult | None = None
     environment: Environment | None = None
-    instance: Instance | None = None
+    instance: Instance | None = None  # the arm's; after it, the clean tree's
+    checked: Instance | None = None  # the clean tree's, from before the arm until verify
     arm_change: Ahead | None = None  # the arm's tree and its diff, parsed ahead
     arm_patch: PatchAhead | None = None  # and its patch, read ahead
     resolved: bool | None = None
@@ -127,6 +128,11 @@ class PilotState:
     def checked_tree(self) -> Path:
         """The clean tree the checks after the arm run on: its diff, nothing else."""
         return self.folder / "verify"
+
+    @property
+    def instances(self) -> list[Instance]:
+        """The instances of the environment the pilot holds now."""
+        return [i for i in (self.instance, self.checked) if i is not None]
 
     @property
     def git_dir(self) -> Path:

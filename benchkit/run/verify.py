@@ -1,18 +1,22 @@
 """The verify stage: the arm's diff, and nothing else, checked on a clean tree.
 
-The arm's tree (its snapshot: commits, staged, unstaged and untracked files, not
-ignored ones) is checked out by git into a fresh folder at base, with the files the
-bench holds out (`[tests] held_out`) reset to their held-out version, in an instance
-of the environment of its own, with a HOME and a tmp of its own. Whatever the arm
-left besides its diff (ignored files, its git config and index flags, its HOME, its
-copy of the environment) never reaches a check. There the checks run after the arm,
-failing test files are rerun alone, and the gate judges.
+A clean tree is a repository of benchkit's own, checked out at base with its own
+instance of the environment before the arm runs (out of the arm's reach in the
+sandbox). After the arm, its tree (the snapshot: commits, staged, unstaged and
+untracked files, not ignored ones), with the files the bench holds out (`[tests]
+held_out`) reset to their held-out version, is checked out there by git, and the
+checks run there with a HOME and a tmp of their own. Whatever the arm left besides
+its diff (ignored files, its git config and index flags, its HOME, its copy of the
+environment) never reaches a check, and no code of the arm's runs outside the
+sandbox (an editable install was made of base's tree). There the checks run after
+the arm, failing test files are rerun alone, and the gate judges.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from benchkit.gate.tampering import held_out
 from benchkit.gate.verdict import TestRun, files_to_rerun, judge, resolved
@@ -20,10 +24,9 @@ from benchkit.records import TestRecord
 from benchkit.run.record import PilotState, sandbox_of
 from benchkit.run.scoring import human_paths
 from benchkit.workspace.checks import Confinement, run_alone, run_checks
-from benchkit.workspace.environment import Instance, ensure, env_copy_of, instantiate, remove
-from benchkit.workspace.git import checkout_tree, files_of, with_files_of
+from benchkit.workspace.environment import Instance, env_copy_of, instantiate, remove
+from benchkit.workspace.git import add_worktree, check_out, files_of, with_files_of
 from benchkit.workspace.proc import ProcError
-from benchkit.workspace.recipe import META, EnvironmentFailure
 from benchkit.workspace.sandbox import Sandbox
 
 
@@ -78,10 +81,23 @@ def verify(pilot: PilotState, stage: Callable[[str], None]) -> None:
         pilot.resolved = resolved(after, pilot.gate, expected.must_pass, expected.keep_passing)
 
 
+def prepare_clean_tree(pilot: PilotState, log: Path) -> None:
+    """The clean tree at base and its own instance of the environment, made before the
+    arm runs: an editable install there runs base's build, never one the arm wrote
+    (the arm's tree replaces base's files in it at `verify`, and an editable install
+    sees them as it sees the arm's in its worktree). Raises `EnvironmentFailure`."""
+    repo, where = pilot.plan.repository, pilot.checked_tree
+    add_worktree(repo.mirror, repo.base_sha, where)
+    assert pilot.environment is not None
+    pilot.checked = instantiate(
+        pilot.environment, where=env_copy_of(where), tree=where, log=log, bound=pilot.sandbox.binds
+    )
+
+
 def clean_tree(pilot: PilotState) -> tuple[Instance, Sandbox] | None:
-    """The arm's tree, held-out files reset, checked out afresh, its own instance of
-    the environment (the arm's is removed first) and its own sandbox (HOME, tmp); None
-    when the run failed here."""
+    """The arm's tree, held-out files reset, in the clean tree, with the clean tree's
+    instance of the environment (the arm's is removed) and its own sandbox (HOME,
+    tmp); None when the run failed here."""
     p = pilot.plan
     repo, tests = p.repository, p.bench.file.tests
     tree = pilot.tree
@@ -96,34 +112,20 @@ def clean_tree(pilot: PilotState) -> tuple[Instance, Sandbox] | None:
                 else [*files_of(pilot.git_dir, tree), *files_of(pilot.git_dir, source)]
             )
             held = held_out(paths, tests.held_out, human_paths(repo))
+            if not held:
+                pilot.warnings.append(f"held_out {tests.held_out!r}: no file held out")
             tree = with_files_of(pilot.git_dir, tree, source, held)
             whose = "the human's" if tests.held_out == "human" else "base's"
             note += [f"held out, as {whose}: {path}" for path in held]
-        checkout_tree(pilot.git_dir, tree, repo.base_sha, where)
+        check_out(pilot.git_dir, tree, repo.base_sha, where)
     except ProcError as exc:
         _failed(pilot, "verify", f"the arm's diff could not be checked out on a clean tree: {exc}")
         return None
     note.append(f"checked out at {where}")
-    log = pilot.logs / "verify.log"
-    log.write_text("".join(f"{line}\n" for line in note))
-    arm_instance, pilot.instance = pilot.instance, None
+    (pilot.logs / "verify.log").write_text("".join(f"{line}\n" for line in note))
+    arm_instance, pilot.instance, pilot.checked = pilot.instance, pilot.checked, None
     remove(arm_instance, read_only=pilot.sandbox.binds)
-    environment = pilot.environment
-    assert environment is not None
-    try:
-        if environment.path is not None and not (environment.path / META).exists():
-            rebuilt = pilot.logs / "verify-environment.log"  # it was dropped meanwhile
-            environment = pilot.environment = ensure(p.recipe, log=rebuilt)
-        pilot.instance = instantiate(
-            environment,
-            where=env_copy_of(where),
-            tree=where,
-            log=log,
-            bound=pilot.sandbox.binds,
-        )
-    except EnvironmentFailure as exc:
-        _failed(pilot, "environment", str(exc))
-        return None
+    assert pilot.instance is not None
     sandbox = sandbox_of(p, pilot.folder, where.name).with_read_only(pilot.instance.binds)
     sandbox.make()
     return pilot.instance, sandbox

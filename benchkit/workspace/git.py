@@ -274,11 +274,13 @@ def with_files_of(git_dir: Path, tree: str, source: str, paths: Sequence[str]) -
         return git("write-tree", cwd=git_dir, **env).strip()
 
 
-def checkout_tree(git_dir: Path, tree: str, parent: str, where: Path) -> Path:
-    """A fresh repository at `where` holding `tree` (a tree of `git_dir`, see
-    `snapshot`) as one commit on `parent`: every file written by git, nothing else."""
+def check_out(git_dir: Path, tree: str, parent: str, where: Path) -> None:
+    """`tree` (a tree of `git_dir`, see `snapshot`), as one commit on `parent`, checked
+    out in the repository at `where` (see `add_worktree`), which then reads `git_dir`'s
+    objects: every file of it as the tree has it, written by git."""
     commit = _commit(git_dir, tree, parent, "benchkit: the arm's diff, on a clean tree")
-    return add_worktree(git_dir, commit, where)
+    _borrow(git_dir, where / ".git")
+    git("checkout", "--quiet", "--force", "--detach", commit, cwd=where)
 
 
 def remove_worktree(where: Path) -> None:

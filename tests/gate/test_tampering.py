@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from benchkit.analysis.text import printable, tampering
 from benchkit.gate.summary import first_error, pytest_error
 from benchkit.gate.tampering import held_out, is_test_file, sections_of, tampered, telling_first
 
@@ -22,7 +23,13 @@ from benchkit.gate.tampering import held_out, is_test_file, sections_of, tampere
         ("src/__tests__/sum.js", True),
         ("src/sum.test.ts", True),
         ("e2e/login.cy.ts", True),
+        ("app/tests.py", True),  # Django's
+        ("pkg/calc_test.go", True),
+        ("src/main/java/CalcTest.java", True),
+        ("spec/calc_spec.rb", True),
         ("src/testing.py", False),  # a module named so, in no test folder
+        ("numpy/testing/utils.py", False),  # a library's test helpers: its code
+        ("docs/spec/api.md", False),
         ("src/contest.py", False),
         ("latest/notes.md", False),
     ],
@@ -42,19 +49,23 @@ def test_what_the_arm_did_to_each_test_config_and_ci_file() -> None:
         ("tests/test_old.py", None),  # deleted
         ("tests/test_x.py", "tests/test_y.py"),  # renamed: one gone, one new
         ("pytest.ini", "pytest.ini"),
+        (None, ".pytest.ini"),
         ("vitest.config.ts", "vitest.config.ts"),
+        ("vite.config.ts", "vite.config.ts"),
         (None, ".github/workflows/ci.yml"),
         ("src/calc.py", "src/calc.py"),  # code: not named
         ("README.md", None),
     ]
     assert tampered(changes, _never) == (
         (".github/workflows/ci.yml", "added"),
+        (".pytest.ini", "added"),
         ("pytest.ini", "edited"),
         ("tests/test_a.py", "edited"),
         ("tests/test_new.py", "added"),
         ("tests/test_old.py", "deleted"),
         ("tests/test_x.py", "deleted"),
         ("tests/test_y.py", "added"),
+        ("vite.config.ts", "edited"),
         ("vitest.config.ts", "edited"),
     )
 
@@ -102,10 +113,32 @@ def test_a_project_file_counts_when_its_test_sections_change(
     assert tampered([(name, name)], lambda path: changed) == (((name, "edited"),) if counts else ())
 
 
+def test_a_project_file_added_or_deleted_counts_when_it_configures_the_tests() -> None:
+    """A `setup.cfg` added with a `[tool:pytest]` section (a plugin of the arm's
+    loaded by `addopts`), a `pyproject.toml` deleted with its pytest section: both
+    count; an added `package.json` with no test script does not."""
+    texts = {
+        "setup.cfg": (None, "[tool:pytest]\naddopts = -p pkg.plug\n"),
+        "pyproject.toml": (PYPROJECT.format(version="1", addopts="-q"), None),
+        "package.json": (None, '{"name": "x", "scripts": {"build": "tsc"}}'),
+    }
+
+    def changed(path: str) -> bool:
+        old, new = texts[path]
+        return bool(sections_of(path, old) != sections_of(path, new))
+
+    changes = [(None, "setup.cfg"), ("pyproject.toml", None), (None, "package.json")]
+    assert tampered(changes, changed) == (("pyproject.toml", "deleted"), ("setup.cfg", "added"))
+
+
 def test_held_out_globs_name_files_and_folders() -> None:
     paths = ["tests/test_a.py", "tests/unit/test_b.py", "src/calc.py", "tests/data/x.json"]
     assert held_out(paths, ["tests/test_*.py"], []) == ["tests/test_a.py"]
     assert held_out(paths, ["tests/unit"], []) == ["tests/unit/test_b.py"]
+    assert held_out(["test_top.py", "a/test_b.py"], ["**/test_*.py"], []) == [
+        "a/test_b.py",
+        "test_top.py",
+    ]
     assert held_out(paths, ["tests/*"], []) == [
         "tests/data/x.json",
         "tests/test_a.py",
@@ -130,6 +163,8 @@ def test_what_a_runner_said_before_any_test_ran() -> None:
         "python -m pytest: error: unrecognized arguments: --bogus\n  inifile: None\n"
     )
     assert pytest_error(usage) == "error: unrecognized arguments: --bogus"
+    main = "ERROR: usage: __main__.py [options]\n__main__.py: error: unrecognized arguments: -z\n"
+    assert pytest_error(main) == "error: unrecognized arguments: -z"
     assert pytest_error("1 passed in 0.01s\n") is None
     vitest = (
         "failed to load config from /tmp/x/vitest.config.ts\n\n"
@@ -155,3 +190,9 @@ def test_the_ignored_files_a_reader_sees_first_are_not_caches() -> None:
         ".pytest_cache/v",
         "tests/__pycache__/t.pyc",
     ]
+
+
+def test_a_path_with_a_control_character_prints_on_one_line() -> None:
+    row = {"tampered": ["tests/test_n\nl.py=added", "a=b.py=edited"]}
+    assert tampering(row) == "tests/test_n\\nl.py (added), a=b.py (edited)"
+    assert printable("x\ty\x01") == "x\\ty\\x01"

@@ -19,6 +19,8 @@ from benchkit.run.plan import plan
 from benchkit.store.store import Store
 from tests.conftest import make_repo, sh_git
 from tests.helpers import benchkit_cli
+from tests.workspace.test_environment import BENCH as ENVIRONMENT_BENCH
+from tests.workspace.test_environment import PACKAGE
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
@@ -258,3 +260,42 @@ def test_a_pilot_on_a_bench_whose_base_cannot_run_its_tests_exits_1(tmp_path: Pa
     assert done.returncode == 1, done.stderr
     assert f"the tests did not run at base: {DID_NOT_RUN}" in done.stdout
     assert "1 of 1 runs could not be judged (gate error)" in done.stdout
+
+
+def test_an_editable_install_never_runs_a_build_the_arm_wrote(tmp_path: Path) -> None:
+    """With `project = "editable"`, the clean tree is installed at base, before the arm:
+    a build backend the arm writes into its tree never runs (outside the sandbox, as
+    benchkit's user), and the checks still see the arm's files."""
+    repo = tmp_path / "repo"
+    base, human = make_repo(
+        repo, PACKAGE, {"src/mpkg/__init__.py": "def f():\n    return 1\n\n\nG = 2\n"}, "human"
+    )
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    environment = 'kind = "venv"\nextras = ["test"]\nproject = "editable"'
+    toml = ENVIRONMENT_BENCH.format(repo=repo, base=base, human=human, environment=environment)
+    (folder / "bench.toml").write_text(toml)
+    marker = tmp_path / "built-by-the-arm"
+
+    def own_backend(tree: Path) -> None:
+        (tree / "backend.py").write_text(
+            f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n"
+        )
+        text = (tree / "pyproject.toml").read_text()
+        (tree / "pyproject.toml").write_text(
+            text.replace(
+                'requires = ["flit_core>=3.9,<4"]', 'requires = []\nbackend-path = ["."]'
+            ).replace('"flit_core.buildapi"', '"backend"')
+        )
+        _edit(tree / "src" / "mpkg" / "__init__.py", "return 1", "return 2")
+
+    run = _pilot(folder, tmp_path / "store", "own-backend", own_backend)
+    assert run.status == "ok", run.failure_detail
+    assert not marker.exists()
+    assert run.gate is not None and run.gate.regression_files == ("tests/test_mpkg.py",)
+    assert ("pyproject.toml", "edited") not in run.tampered  # its build, not its tests
+
+
+def test_a_held_out_glob_that_holds_nothing_is_said(tmp_path: Path) -> None:
+    run = _pilot(_bench(tmp_path, 'held_out = ["./test/*.py"]'), tmp_path / "store", "noop")
+    assert run.warnings == ("held_out ['test/*.py']: no file held out",)
