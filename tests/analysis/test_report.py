@@ -130,7 +130,8 @@ def test_the_report_loads_in_a_headless_browser_with_its_images(site: Site) -> N
         assert str(row["run_id"]) in index
     human = next(r for r in rows if r["arm"] == "human")
     dom = doms[out / "runs" / f"{human['run_id']}.html"]
-    assert re.search(r"<td>verdict</td>\s*<td>pass, 0 regressions</td>", dom)
+    verdict = r"<td>verdict</td>\s*<td>pass, 0 regressions; tampered: test_calc.py \(edited\)</td>"
+    assert re.search(verdict, dom)  # the human added a test: the page names it
 
 
 def test_a_site_is_shown_with_the_hunks_that_touch_it() -> None:
