@@ -235,7 +235,7 @@ def execute_plan(
         if early is not None:
             raise early
         _run_stages(pilot, stage)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):  # SystemExit: its process is told to end (Ray's)
         pilot.status = "interrupted"
         pilot.outcome = ArmOutcome(
             ok=False, failure_kind="interrupted", detail="interrupted", retryable=True

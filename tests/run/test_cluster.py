@@ -69,7 +69,9 @@ def test_a_sigkilled_benchkit_on_a_local_ray_cluster_leaves_no_worker_and_no_arm
         with pytest.warns(RecoveryWarning, match="now crashed"):
             benchkit.recover(store)  # the next benchkit judges them: their worker is gone
         runs = benchkit.runs(store)
-        assert sorted(runs["status"]) == ["crashed", "crashed"]
+        said = runs.select("status", "failure_kind", "failure_detail").to_dicts()
+        # a worker told in time that its cluster is gone records its run interrupted
+        assert set(runs["status"]) <= {"crashed", "interrupted"}, said
     finally:
         # Ray's dashboard and runtime-env agents notice their cluster is gone only after
         # a minute of polling, at a share of a core: not left to slow the tests after
