@@ -2,9 +2,10 @@
 after the arm on a clean tree (benchkit's way) and in the arm's own worktree (the way
 before it, which an arm could game), side by side.
 
-The second way is rebuilt here, for the comparison only: the verify stage is handed
-the arm's worktree, its instance of the environment and its sandbox instead of a clean
-tree's (`benchkit.run.verify.clean_tree` replaced for those pilots). Each arm runs
+The second way is rebuilt here, for the comparison only: no clean tree is made before
+the arm (`benchkit.run.verify.prepare_clean_tree` does nothing), and the verify stage is
+handed the arm's worktree, its instance of the environment and its sandbox instead
+(`benchkit.run.verify.clean_tree` replaced for those pilots). Each arm runs
 `--trials` times each way, interleaved (so a busy machine weighs on both alike), in
 one scratch cache and store; the first pilot, which builds the environment and the
 baseline, is left out. Prints the mean seconds of the verify stage and of the wall,
@@ -31,7 +32,11 @@ from benchkit.workspace.environment import Instance
 from benchkit.workspace.sandbox import Sandbox
 
 MODES = ("worktree", "clean")
-CLEAN = verify.clean_tree
+CLEAN, PREPARE = verify.clean_tree, verify.prepare_clean_tree
+
+
+def no_clean_tree(pilot: PilotState, log: Path) -> None:
+    """Before the arm: nothing made for the checks after it."""
 
 
 def in_the_worktree(pilot: PilotState) -> tuple[Instance, Sandbox] | None:
@@ -58,13 +63,14 @@ def main() -> None:
         for p in plans:
             for mode in MODES:
                 verify.clean_tree = CLEAN if mode == "clean" else in_the_worktree
+                verify.prepare_clean_tree = PREPARE if mode == "clean" else no_clean_tree
                 run = execute_plan(p, store)
                 assert run.status == "ok", run.failure_detail
                 seen[mode]["verify"].append(run.phases.get("verify", 0.0))
                 seen[mode]["wall"].append(run.wall_s)
                 verdict = run.gate.verdict if run.gate else None
                 figures[mode].add((run.spec.arm, verdict, run.sites_covered, run.sites_matched))
-        verify.clean_tree = CLEAN
+        verify.clean_tree, verify.prepare_clean_tree = CLEAN, PREPARE
     sandbox = run.sandbox
     print(
         f"{len(plans)} pilots each way ({', '.join(arms)} x {args.trials}, sandbox {sandbox}), "

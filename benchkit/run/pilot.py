@@ -26,6 +26,7 @@ from benchkit.records import (
     redact,
     redacted,
 )
+from benchkit.run import verify
 from benchkit.run.baseline import establish
 from benchkit.run.events import Recorded, Sink, StageBegun, ignore
 from benchkit.run.plan import Plan
@@ -49,7 +50,6 @@ from benchkit.run.scoring import (
     tampering,
     with_secret,
 )
-from benchkit.run.verify import prepare_clean_tree, verify
 from benchkit.store.heartbeat import Beat, Heartbeat
 from benchkit.store.store import Store
 from benchkit.workspace.cache import cache_dir, discard
@@ -101,7 +101,7 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
             )
             if pilot.instance.path is not None and pilot.instance.path.parent == pilot.worktree:
                 exclude(pilot.git_dir, pilot.instance.path.name)  # not the arm's
-            prepare_clean_tree(pilot, log)
+            verify.prepare_clean_tree(pilot, log)  # before the arm: out of its reach
         stage("baseline")
         with clock.stage("baseline"):
             pilot.baseline = establish(
@@ -153,7 +153,7 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
     if outcome.ok:
         stage("verify")
         with clock.stage("verify"):
-            verify(pilot, stage)
+            verify.verify(pilot, stage)
 
 
 def execute_plan(
@@ -300,8 +300,11 @@ def _finish(pilot: PilotState, keep: bool, stage: Callable[[str], None]) -> Run:
     run = replace(run, phases={k: v for k, v in pilot.clock.phases.items() if k != "cleanup"})
     run = written(pilot, run, last=True)
     stage("cleanup")
-    for instance in pilot.instances:
-        remove(instance, read_only=pilot.sandbox.binds)
+    with contextlib.suppress(EnvironmentFailure):
+        verify.settled(pilot)  # a copy being made: made, then removed
+    instances = pilot.instances
+    for n, instance in enumerate(instances):  # of one cached environment: checked once, last
+        remove(instance, read_only=pilot.sandbox.binds or n < len(instances) - 1)
     if not keep:
         discard(pilot.folder)
     elif pilot.folder.is_dir():

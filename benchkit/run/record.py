@@ -8,6 +8,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -98,8 +99,9 @@ class PilotState:
     baseline: Baseline | None = None
     gate: GateResult | None = None
     environment: Environment | None = None
-    instance: Instance | None = None  # the arm's; after it, the clean tree's
-    checked: Instance | None = None  # the clean tree's, from before the arm until verify
+    instance: Instance | None = None  # the arm's
+    checked: Instance | None = None  # the clean tree's (see `benchkit.run.verify`)
+    checked_ahead: Future[Instance] | None = None  # the clean tree's, being made
     arm_change: Ahead | None = None  # the arm's tree and its diff, parsed ahead
     arm_patch: PatchAhead | None = None  # and its patch, read ahead
     resolved: bool | None = None

@@ -15,7 +15,9 @@ the arm, failing test files are rerun alone, and the gate judges.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from benchkit.gate.tampering import held_out
@@ -24,9 +26,10 @@ from benchkit.records import TestRecord
 from benchkit.run.record import PilotState, sandbox_of
 from benchkit.run.scoring import human_paths
 from benchkit.workspace.checks import Confinement, run_alone, run_checks
-from benchkit.workspace.environment import Instance, env_copy_of, instantiate, remove
+from benchkit.workspace.environment import Instance, env_copy_of, instantiate
 from benchkit.workspace.git import add_worktree, check_out, files_of, with_files_of
 from benchkit.workspace.proc import ProcError
+from benchkit.workspace.recipe import EnvironmentFailure
 from benchkit.workspace.sandbox import Sandbox
 
 
@@ -81,23 +84,41 @@ def verify(pilot: PilotState, stage: Callable[[str], None]) -> None:
         pilot.resolved = resolved(after, pilot.gate, expected.must_pass, expected.keep_passing)
 
 
+_MAKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-clean-tree")
+
+
 def prepare_clean_tree(pilot: PilotState, log: Path) -> None:
     """The clean tree at base and its own instance of the environment, made before the
     arm runs: an editable install there runs base's build, never one the arm wrote
     (the arm's tree replaces base's files in it at `verify`, and an editable install
-    sees them as it sees the arm's in its worktree). Raises `EnvironmentFailure`."""
+    sees them as it sees the arm's in its worktree). A bound instance is made at once;
+    a copy by a thread, while the baseline and the arm run (`settled` waits for it)."""
     repo, where = pilot.plan.repository, pilot.checked_tree
     add_worktree(repo.mirror, repo.base_sha, where)
     assert pilot.environment is not None
-    pilot.checked = instantiate(
-        pilot.environment, where=env_copy_of(where), tree=where, log=log, bound=pilot.sandbox.binds
+    bound = pilot.sandbox.binds
+    make = partial(
+        instantiate, pilot.environment, where=env_copy_of(where), tree=where, log=log, bound=bound
     )
+    if bound and pilot.environment.recipe.project != "editable":
+        pilot.checked = make()  # a folder to bind the environment on
+    else:
+        pilot.checked_ahead = _MAKER.submit(make)
+
+
+def settled(pilot: PilotState) -> Instance | None:
+    """The clean tree's instance of the environment, once the thread that makes it is
+    done. Raises `EnvironmentFailure` (once: then None)."""
+    ahead, pilot.checked_ahead = pilot.checked_ahead, None
+    if ahead is not None:
+        pilot.checked = ahead.result()
+    return pilot.checked
 
 
 def clean_tree(pilot: PilotState) -> tuple[Instance, Sandbox] | None:
     """The arm's tree, held-out files reset, in the clean tree, with the clean tree's
-    instance of the environment (the arm's is removed) and its own sandbox (HOME,
-    tmp); None when the run failed here."""
+    instance of the environment and its own sandbox (HOME, tmp); None when the run
+    failed here."""
     p = pilot.plan
     repo, tests = p.repository, p.bench.file.tests
     tree = pilot.tree
@@ -123,12 +144,15 @@ def clean_tree(pilot: PilotState) -> tuple[Instance, Sandbox] | None:
         return None
     note.append(f"checked out at {where}")
     (pilot.logs / "verify.log").write_text("".join(f"{line}\n" for line in note))
-    arm_instance, pilot.instance, pilot.checked = pilot.instance, pilot.checked, None
-    remove(arm_instance, read_only=pilot.sandbox.binds)
-    assert pilot.instance is not None
-    sandbox = sandbox_of(p, pilot.folder, where.name).with_read_only(pilot.instance.binds)
+    try:
+        checked = settled(pilot)
+    except EnvironmentFailure as exc:
+        _failed(pilot, "environment", str(exc))
+        return None
+    assert checked is not None
+    sandbox = sandbox_of(p, pilot.folder, where.name).with_read_only(checked.binds)
     sandbox.make()
-    return pilot.instance, sandbox
+    return checked, sandbox
 
 
 def _failed(pilot: PilotState, kind: str, detail: str) -> None:
