@@ -108,10 +108,15 @@ def prepare_clean_tree(pilot: PilotState, log: Path) -> None:
 
 def settled(pilot: PilotState) -> Instance | None:
     """The clean tree's instance of the environment, once the thread that makes it is
-    done. Raises `EnvironmentFailure` (once: then None)."""
-    ahead, pilot.checked_ahead = pilot.checked_ahead, None
+    done. Raises what the thread raised (once: then None). An interrupt while it waits
+    leaves the thread to the cleanup, which waits for it again."""
+    ahead = pilot.checked_ahead
     if ahead is not None:
-        pilot.checked = ahead.result()
+        try:
+            pilot.checked = ahead.result()
+        finally:
+            if ahead.done():
+                pilot.checked_ahead = None
     return pilot.checked
 
 
@@ -124,6 +129,11 @@ def clean_tree(pilot: PilotState) -> tuple[Instance, Sandbox] | None:
     tree = pilot.tree
     note = [f"the arm's tree {pilot.tree}"]
     where = pilot.checked_tree
+    try:  # made, an editable install of base's files included, before they are replaced
+        checked = settled(pilot)
+    except EnvironmentFailure as exc:
+        _failed(pilot, "environment", str(exc))
+        return None
     try:
         if tests is not None and tests.held_out:
             source = repo.human_sha if tests.held_out == "human" else repo.base_sha
@@ -144,11 +154,6 @@ def clean_tree(pilot: PilotState) -> tuple[Instance, Sandbox] | None:
         return None
     note.append(f"checked out at {where}")
     (pilot.logs / "verify.log").write_text("".join(f"{line}\n" for line in note))
-    try:
-        checked = settled(pilot)
-    except EnvironmentFailure as exc:
-        _failed(pilot, "environment", str(exc))
-        return None
     assert checked is not None
     sandbox = sandbox_of(p, pilot.folder, where.name).with_read_only(checked.binds)
     sandbox.make()
