@@ -76,10 +76,10 @@ def gate_cell(row: Mapping[str, Any]) -> str:
     reasons = row.get("test_reasons")
     if reasons:  # every reason of the gate reaches the table
         cell += f" ({reasons})"
-    if resolved_word(row):
-        cell += f"; resolved: {resolved_word(row)}"
-    if tampering(row):
-        cell += f"; tampered: {tampering(row)}"
+    if said := resolved_word(row):
+        cell += f"; resolved: {said}"
+    if touched := tampering(row):
+        cell += f"; tampered: {touched}"
     return cell
 
 

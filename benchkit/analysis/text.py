@@ -152,10 +152,10 @@ def line(row: Mapping[str, Any], show: Sequence[str] = ()) -> str:
     checks = " ".join(f"{c}={_check_cell(row, c)}" for c in check_names(row))
     status = cells(row, ["status"])[0]
     gate = f"gate={row['test_verdict']}  " if row.get("test_verdict") else ""
-    if resolved_word(row):
-        gate += f"resolved={resolved_word(row)}  "
-    if tampering(row):
-        gate += f"tampered {tampering(row)}  "
+    if said := resolved_word(row):
+        gate += f"resolved={said}  "
+    if touched := tampering(row):
+        gate += f"tampered {touched}  "
     if row.get("cost_usd") is not None:
         gate += f"cost {_cost(row['cost_usd'])}  "
     return (

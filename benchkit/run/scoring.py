@@ -10,7 +10,7 @@ from functools import cache, partial
 from pathlib import Path, PurePosixPath
 
 from benchkit.bench.sites import Coverage, FileChange, parse_diff, score
-from benchkit.gate.tampering import Change, sections_of, tampered
+from benchkit.gate.tampering import Tampered, sections_of, tampered
 from benchkit.records import (
     SiteResult,
 )
@@ -86,9 +86,7 @@ def arm_change(
     return _arm_change(repo_dir, repo.base_sha, tree)
 
 
-def tampering(
-    repo_dir: Path, base: str, tree: str, arm: Sequence[FileChange]
-) -> tuple[tuple[str, Change], ...]:
+def tampering(repo_dir: Path, base: str, tree: str, arm: Sequence[FileChange]) -> Tampered:
     """The files of the arm's diff that are tests, test configuration or CI (see
     `benchkit.gate.tampering`), and what the arm did to each."""
 

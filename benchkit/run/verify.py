@@ -137,15 +137,12 @@ def clean_tree(pilot: PilotState) -> tuple[Instance, Sandbox] | None:
     try:
         if tests is not None and tests.held_out:
             source = repo.human_sha if tests.held_out == "human" else repo.base_sha
-            paths = (
-                []
-                if tests.held_out == "human"
-                else [*files_of(pilot.git_dir, tree), *files_of(pilot.git_dir, source)]
-            )
+            theirs = files_of(pilot.git_dir, source)
+            paths = [] if tests.held_out == "human" else [*files_of(pilot.git_dir, tree), *theirs]
             held = held_out(paths, tests.held_out, human_paths(repo))
             if not held:
                 pilot.warnings.append(f"held_out {tests.held_out!r}: no file held out")
-            tree = with_files_of(pilot.git_dir, tree, source, held)
+            tree = with_files_of(pilot.git_dir, tree, theirs, held)
             whose = "the human's" if tests.held_out == "human" else "base's"
             note += [f"held out, as {whose}: {path}" for path in held]
         check_out(pilot.git_dir, tree, repo.base_sha, where)

@@ -89,35 +89,24 @@ def _v3_to_v4(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
     return rows.with_columns(changes)
 
 
-def _v4_to_v5(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
-    return rows.with_columns(_bump(4).alias("schema_version"))  # the launcher reads null
+def _columns_added(version: int) -> Step:
+    """The step from a version whose next only added columns: they read null."""
 
+    def step(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
+        return rows.with_columns(_bump(version).alias("schema_version"))
 
-def _v5_to_v6(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
-    return rows.with_columns(_bump(5).alias("schema_version"))  # no set, no digests: null
-
-
-def _v6_to_v7(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
-    return rows.with_columns(_bump(6).alias("schema_version"))  # start_s, record_s: null
-
-
-def _v7_to_v8(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
-    return rows.with_columns(_bump(7).alias("schema_version"))  # not looked for: null
-
-
-def _v8_to_v9(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
-    return rows.with_columns(_bump(8).alias("schema_version"))  # not looked for: null
+    return step
 
 
 STEPS: dict[int, Step] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
     3: _v3_to_v4,
-    4: _v4_to_v5,
-    5: _v5_to_v6,
-    6: _v6_to_v7,
-    7: _v7_to_v8,
-    8: _v8_to_v9,
+    4: _columns_added(4),
+    5: _columns_added(5),
+    6: _columns_added(6),
+    7: _columns_added(7),
+    8: _columns_added(8),
 }
 
 

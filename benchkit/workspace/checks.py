@@ -10,7 +10,6 @@ on top.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from benchkit.gate.summary import first_error
 from benchkit.gate.verdict import TestRun, run_problem
 from benchkit.records import CheckResult, CheckStatus, Phase
 from benchkit.workspace import proc
-from benchkit.workspace.commands import allowed_env, substitute
+from benchkit.workspace.commands import allowed_env, substitute, words
 from benchkit.workspace.environment import Instance
 from benchkit.workspace.sandbox import Sandbox
 
@@ -83,16 +82,6 @@ def read_report(
     found = tuple(cases)
     found = runner.with_unloaded(found, log) if runner else found
     return (in_tree(found, [str(root), str(root.resolve())]) if root else found), None
-
-
-def words(command: str | Sequence[str]) -> list[str]:
-    """A command's words (none, for a string the shell could not split)."""
-    if not isinstance(command, str):
-        return list(command)
-    try:
-        return shlex.split(command)
-    except ValueError:
-        return []
 
 
 def _named(report: Path, root: Path | None) -> str:

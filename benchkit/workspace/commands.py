@@ -23,6 +23,16 @@ def fill(template: str, values: Mapping[str, str]) -> str:
     return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
+def words(command: str | Sequence[str]) -> list[str]:
+    """A command's words, as the shell splits a string (none, for one it cannot)."""
+    if not isinstance(command, str):
+        return list(command)
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return []
+
+
 def substitute(
     command: str | Sequence[str], values: Mapping[str, str | Sequence[str]]
 ) -> str | list[str]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import shlex
 import shutil
 import time
 import warnings
@@ -33,7 +32,7 @@ from benchkit.bench.bench_file import Bench
 from benchkit.errors import BenchError
 from benchkit.workspace.cache import discard, locked
 from benchkit.workspace.caller import Caller
-from benchkit.workspace.commands import caller_path
+from benchkit.workspace.commands import caller_path, words
 from benchkit.workspace.git import Repository
 from benchkit.workspace.node import Node
 from benchkit.workspace.proc import ProcError, capture
@@ -104,18 +103,15 @@ def programs(commands: Sequence[str | Sequence[str]], environment: Environment) 
     path = os.pathsep.join([*folders, *caller_path()])
     found = []
     for command in commands:
-        try:
-            words = shlex.split(command) if isinstance(command, str) else list(command)
-        except ValueError:
-            words = []
-        if not words:
+        said = words(command)
+        if not said:
             continue
-        where = shutil.which(words[0], path=path)
+        where = shutil.which(said[0], path=path)
         if where is None:
-            found.append(f"{words[0]}=?")
+            found.append(f"{said[0]}=?")
             continue
         real = Path(where).resolve()
-        found.append(f"{words[0]}={real}@{real.stat().st_mtime_ns}")
+        found.append(f"{said[0]}={real}@{real.stat().st_mtime_ns}")
     return found
 
 

@@ -256,12 +256,13 @@ def files_of(repo_dir: Path, tree: str) -> dict[str, tuple[str, str]]:
     return found
 
 
-def with_files_of(git_dir: Path, tree: str, source: str, paths: Sequence[str]) -> str:
-    """`tree` with each of `paths` as `source` holds it (a path `source` lacks is
-    removed), written in `git_dir` (a bare git folder, see `reader`)."""
+def with_files_of(
+    git_dir: Path, tree: str, theirs: Mapping[str, tuple[str, str]], paths: Sequence[str]
+) -> str:
+    """`tree` with each of `paths` as `theirs` (a tree's `files_of`) holds it (a path it
+    lacks is removed), written in `git_dir` (a bare git folder, see `reader`)."""
     if not paths:
         return tree
-    theirs = files_of(git_dir, source)
     zero = "0" * 40
     lines = [
         f"{theirs[p][0]} {theirs[p][1]}\t{p}" if p in theirs else f"0 {zero}\t{p}" for p in paths

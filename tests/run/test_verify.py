@@ -19,8 +19,7 @@ from benchkit.run.plan import plan
 from benchkit.store.store import Store
 from tests.conftest import make_repo, sh_git
 from tests.helpers import benchkit_cli
-from tests.workspace.test_environment import BENCH as ENVIRONMENT_BENCH
-from tests.workspace.test_environment import PACKAGE
+from tests.workspace.test_environment import editable_bench
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
@@ -266,15 +265,7 @@ def test_an_editable_install_never_runs_a_build_the_arm_wrote(tmp_path: Path) ->
     """With `project = "editable"`, the clean tree is installed at base, before the arm:
     a build backend the arm writes into its tree never runs (outside the sandbox, as
     benchkit's user), and the checks still see the arm's files."""
-    repo = tmp_path / "repo"
-    base, human = make_repo(
-        repo, PACKAGE, {"src/mpkg/__init__.py": "def f():\n    return 1\n\n\nG = 2\n"}, "human"
-    )
-    folder = tmp_path / "bench"
-    folder.mkdir()
-    environment = 'kind = "venv"\nextras = ["test"]\nproject = "editable"'
-    toml = ENVIRONMENT_BENCH.format(repo=repo, base=base, human=human, environment=environment)
-    (folder / "bench.toml").write_text(toml)
+    folder = editable_bench(tmp_path)
     marker = tmp_path / "built-by-the-arm"
 
     def own_backend(tree: Path) -> None:

@@ -388,7 +388,9 @@ PACKAGE = {
 }
 
 
-def test_an_editable_project_with_its_extras(tmp_path: Path) -> None:
+def editable_bench(tmp_path: Path) -> Path:
+    """A bench of the `mpkg` package (its human adds `G`), installed editable with its
+    `test` extra."""
     repo = tmp_path / "repo"
     base, human = make_repo(
         repo, PACKAGE, {"src/mpkg/__init__.py": "def f():\n    return 1\n\n\nG = 2\n"}, "human"
@@ -399,6 +401,11 @@ def test_an_editable_project_with_its_extras(tmp_path: Path) -> None:
     (folder / "bench.toml").write_text(
         BENCH.format(repo=repo, base=base, human=human, environment=environment)
     )
+    return folder
+
+
+def test_an_editable_project_with_its_extras(tmp_path: Path) -> None:
+    folder = editable_bench(tmp_path)
     runs = benchkit.pilot(str(folder), arm=["human", "noop"], store=tmp_path / "store")
     for run in runs:
         assert run.gate is not None and run.gate.verdict == "pass", run.failure_detail
