@@ -53,11 +53,13 @@ _LAZY: dict[str, str] = {
     "rerun": "benchkit.run.launch",
     "runs": "benchkit.store.query",
     "scan": "benchkit.store.query",
+    "swebench": "benchkit.swebench",  # a module: bk.swebench.benches, ...
     "table": "benchkit.store.query",
     "validate": "benchkit.run.validate",
 }
 
 if _typing.TYPE_CHECKING:
+    from benchkit import swebench
     from benchkit.analysis.compare import Comparison, Paired, compare, flips, paired
     from benchkit.analysis.evidence import evidence
     from benchkit.analysis.markdown import Markdown
@@ -85,7 +87,8 @@ if not _typing.TYPE_CHECKING:  # to a type checker, the names are the imports ab
         module = _LAZY.get(name)
         if module is None:
             raise AttributeError(f"module 'benchkit' has no attribute {name!r}")
-        value = getattr(_importlib.import_module(module), name)
+        loaded = _importlib.import_module(module)
+        value = loaded if module == f"{__name__}.{name}" else getattr(loaded, name)
         globals()[name] = value
         return value
 
@@ -130,6 +133,7 @@ __all__ = [
     "rerun",
     "runs",
     "scan",
+    "swebench",
     "table",
     "validate",
 ]

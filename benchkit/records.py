@@ -248,6 +248,53 @@ class Owner:
     )
 
 
+@dataclass(frozen=True, kw_only=True)
+class SweBenchGrade:
+    """SWE-bench's grade of a run of a SWE-bench instance, by its rules
+    (`benchkit.gate.swebench`): its `tests_status`."""
+
+    instance_id: str = field(
+        metadata=stored(
+            "The SWE-bench instance the bench was made from ([swebench] instance_id); "
+            "null for other benches.",
+            name="swebench_instance",
+        )
+    )
+    grade: str | None = field(
+        metadata=stored(
+            "SWE-bench's grade of a run of a SWE-bench instance: FULL (resolved), PARTIAL "
+            "or NO; null for a run whose tests left nothing to grade.",
+            name="swebench_grade",
+        )
+    )
+    f2p_success: tuple[str, ...] = field(
+        metadata=stored("FAIL_TO_PASS tests that passed.", name="swebench_f2p_success")
+    )
+    f2p_failure: tuple[str, ...] = field(
+        metadata=stored("FAIL_TO_PASS tests that did not.", name="swebench_f2p_failure")
+    )
+    p2p_success: tuple[str, ...] = field(
+        metadata=stored(
+            "PASS_TO_PASS tests that passed or were skipped.", name="swebench_p2p_success"
+        )
+    )
+    p2p_failure: tuple[str, ...] = field(
+        metadata=stored("PASS_TO_PASS tests that did not.", name="swebench_p2p_failure")
+    )
+
+    @classmethod
+    def ungraded(cls, instance_id: str) -> SweBenchGrade:
+        """A run of the instance that left nothing to grade (or did not get so far)."""
+        return cls(
+            instance_id=instance_id,
+            grade=None,
+            f2p_success=(),
+            f2p_failure=(),
+            p2p_success=(),
+            p2p_failure=(),
+        )
+
+
 PHASES = ("start", "prepare", "environment", "baseline", "execute", "verify", "score", "record")
 PHASE_COLUMNS = (
     (
@@ -387,6 +434,7 @@ class Run:
         default=None,
         metadata=stored("How many ignored files the arm wrote; null when not looked at."),
     )
+    swebench: SweBenchGrade | None = field(default=None, metadata=part())
     retryable: bool | None = field(
         default=None, metadata=stored("Running the pilot again may succeed.")
     )

@@ -21,7 +21,8 @@ class Noop(Arm):
         return ArmOutcome(ok=True)
 
 
-def _apply(context: ArmContext, patch_text: str, what: str) -> ArmOutcome:
+def apply_text(context: ArmContext, patch_text: str, what: str) -> ArmOutcome:
+    """The arm's outcome of applying a patch's text to the worktree (logged)."""
     log = context.logs / "arm.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -40,7 +41,7 @@ class Human(Arm):
     def run(self, context: ArmContext) -> ArmOutcome:
         repo = context.repository
         patch = diff(repo.mirror, repo.base_sha, repo.human_sha, context=3, binary=True)
-        return _apply(context, patch, "the human reference")
+        return apply_text(context, patch, "the human reference")
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class Replay(Arm):
 
     def run(self, context: ArmContext) -> ArmOutcome:
         text = self.patch.read_text(encoding="utf-8", errors="surrogateescape")
-        return _apply(context, text, f"patch {self.patch.name}")
+        return apply_text(context, text, f"patch {self.patch.name}")
 
 
 def replay(bench: Bench, argument: str) -> Arm:

@@ -66,6 +66,11 @@ class Arm:
         return None
 
     @property
+    def made_of(self) -> bytes | None:
+        """What its digest is of: its source file's bytes by default."""
+        return None if self.source is None else self.source.read_bytes()
+
+    @property
     def simulated(self) -> bool:
         """Whether its runs are simulated data, never evidence about a real tool."""
         return False

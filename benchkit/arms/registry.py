@@ -1,7 +1,7 @@
 """The arm registry: what an `--arm` value names.
 
 An explicit table of the built-in arms (`noop`, `human`, `replay:<name or path>`,
-`simulated-agent`); any other value is an arm file, by bundled name or by path.
+`prediction:<file>`, `simulated-agent`); any other value is an arm file, by bundled name or by path.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from benchkit.arms.builtin import Human, Noop, replay
 from benchkit.arms.command import command_arm
+from benchkit.arms.prediction import predicted
 from benchkit.arms.protocol import Arm
 from benchkit.arms.simulated import SimulatedAgent
 from benchkit.bench.arm_file import load_arm
@@ -25,6 +26,7 @@ BUILTIN: dict[str, tuple[Factory, str]] = {
     "noop": (lambda bench, _: Noop(), "nothing: the base as it is"),
     "human": (lambda bench, _: Human(), "applies the human reference (the oracle)"),
     "replay": (replay, "applies a recorded patch"),
+    "prediction": (predicted, "replays a SWE-bench prediction of the bench's instance"),
     "simulated-agent": (
         lambda bench, _: SimulatedAgent(),
         "SIMULATED data for demos: makes each human change by chance",
@@ -56,10 +58,10 @@ def resolve_arm(bench: Bench, spec: PilotSpec) -> Arm:
 def arm_digest(arm: Arm, spec: PilotSpec) -> str | None:
     """What the arm is made of (its file, or its patch, and the vars it is given), as
     a digest; None for an arm that is all benchkit's own (`noop`, `human`)."""
-    source = arm.source
-    if source is None:
+    made_of = arm.made_of
+    if made_of is None:
         return None
-    made = hashlib.sha256(source.read_bytes())
+    made = hashlib.sha256(made_of)
     for name, value in spec.arm_vars:
         made.update(f"\0{name}={value}".encode())
     return made.hexdigest()[:16]
@@ -68,7 +70,7 @@ def arm_digest(arm: Arm, spec: PilotSpec) -> str | None:
 def list_arms() -> dict[str, str]:
     """The built-in arms and the bundled arm files, each with what it is."""
     found = {
-        ("replay:NAME|PATH" if name == "replay" else name): what
+        {"replay": "replay:NAME|PATH", "prediction": "prediction:FILE"}.get(name, name): what
         for name, (_, what) in BUILTIN.items()
     }
     for path in arm_files():

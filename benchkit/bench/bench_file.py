@@ -112,6 +112,10 @@ class Tests(Strict):
     # files reset to their held-out version before the checks after the arm: base's for
     # paths and globs, the human's for "human" (its test files, SWE-bench's test_patch)
     held_out: list[str] | Literal["human"] = Field(default_factory=list)
+    # a patch next to bench.toml of tests the arm never sees (SWE-bench's test_patch):
+    # the checks at base run on base with it applied; after the arm, the files it
+    # touches are reset to base's and the patch applied
+    test_patch: str | None = None
 
     @field_validator("held_out", mode="before")
     @classmethod
@@ -192,6 +196,15 @@ class Environment(Strict):
         return self
 
 
+class SweBench(Strict):
+    """The SWE-bench task instance a bench was made from (`benchkit swebench benches`):
+    its runs are graded by SWE-bench's rules as well (`benchkit.gate.swebench`)."""
+
+    instance_id: Annotated[str, Field(min_length=1)]
+    repo: str = ""  # OWNER/NAME
+    version: str = ""
+
+
 class BenchFile(Strict):
     name: Annotated[str, Field(pattern=NAME)]
     description: str = ""
@@ -204,6 +217,7 @@ class BenchFile(Strict):
     environment: Environment = Field(default_factory=Environment)
     sandbox: Sandbox = Field(default_factory=Sandbox)
     env: dict[str, str] = Field(default_factory=dict)
+    swebench: SweBench | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> BenchFile:
@@ -214,6 +228,8 @@ class BenchFile(Strict):
             raise ValueError(f"tests.check names no check: {self.tests.check!r}")
         if self.repo.tree is not None and self.human.patch is None:
             raise ValueError("a 'tree' source needs its human reference as a 'patch'")
+        if self.swebench is not None and self.tests is None:
+            raise ValueError("a SWE-bench instance needs [tests] (its FAIL_TO_PASS, PASS_TO_PASS)")
         return self
 
 
@@ -244,6 +260,7 @@ def load_bench(path: Path) -> Bench:
     for field, relative, folder in (
         ("repo.tree", file.repo.tree, True),
         ("human.patch", file.human.patch, False),
+        ("tests.test_patch", file.tests.test_patch if file.tests else None, False),
     ):
         if relative is None:
             continue

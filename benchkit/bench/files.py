@@ -50,7 +50,7 @@ def _said(error: Mapping[str, Any]) -> str:
     return str(error["msg"]).removeprefix("Value error, ").replace("valid tuple", "valid list")
 
 
-def _one_line(exc: ValidationError) -> tuple[str, str]:
+def one_line(exc: ValidationError) -> tuple[str, str]:
     """The first error's field, and every error (the first `SHOWN`) in one line."""
     errors = exc.errors()
     first, *rest = errors[:SHOWN]
@@ -76,5 +76,5 @@ def validated(model: type[FileModel], path: Path, error: type[BenchkitError]) ->
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        field, message = _one_line(exc)
+        field, message = one_line(exc)
         raise error(path, field, message) from None

@@ -8,7 +8,7 @@ import warnings
 import click
 
 import benchkit
-from benchkit.cli import analysis, benches, change, env, matrix, runs
+from benchkit.cli import analysis, benches, change, env, matrix, runs, swebench
 from benchkit.cli.options import Benchkit
 
 
@@ -37,6 +37,7 @@ for command in (
     benches.benches,
     benches.arms,
     benches.bench_group,
+    swebench.swebench_group,
     env.env,
 ):
     main.add_command(command)

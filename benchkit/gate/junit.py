@@ -53,6 +53,7 @@ class CaseResult:
     duration_s: float
     message: str | None
     test_id: str = ""  # the full id inside the file; empty: the name is all there is
+    xfail: bool = False  # skipped as an expected failure (pytest's xfail)
 
     @property
     def full_id(self) -> str:
@@ -159,9 +160,11 @@ def parse_report(
         for case in suite:
             outcome: Outcome = "passed"
             message = None
+            xfail = False
             for result in case.result:
                 if isinstance(result, Skipped):
                     outcome = "skipped"
+                    xfail = result.type == "pytest.xfail"
                 elif isinstance(result, Error):
                     outcome = "error"
                 elif isinstance(result, Failure):
@@ -181,6 +184,7 @@ def parse_report(
                     duration_s=_seconds(case._elem.get("time"), name),
                     message=message,
                     test_id=test_id(case.classname, name),
+                    xfail=xfail,
                 )
             )
     return cases

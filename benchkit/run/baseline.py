@@ -1,5 +1,8 @@
 """The checks at base, run once per (base sha, checks) and cached in the store.
 
+A bench with a test patch (`[tests] test_patch`) runs them on base with it applied:
+the tests the arm never sees are part of what the run after it is compared with.
+
 A baseline depends only on the repository's base commit and on the bench's checks,
 test runner and check environment, so it is kept under a key made of those, in
 `<store>/baselines/`; the next pilot on the same bench reads it instead of running
@@ -52,7 +55,8 @@ class Baseline:
 
 
 def baseline_key(bench: Bench, base_sha: str, environment: Environment) -> str:
-    """What the checks at base depend on: the commit, the checks, the test runner, the
+    """What the checks at base depend on: the commit (base with the held-out tests,
+    when the bench has a test patch: `Repository.checked_base`), the checks, the test runner, the
     bench's `[env]`, the environment they ran with (its key and its packages), and
     what each check's program resolves to on its PATH (a tool upgraded in place)."""
     f = bench.file
@@ -106,7 +110,7 @@ def establish(
     """The baseline from the cache (unless `refresh`), or by running the checks in a
     worktree at base, in an instance of the environment of its own: once per key, under
     a lock, however many pilots in parallel want it. Raises `EnvironmentFailure`."""
-    key = baseline_key(bench, repo.base_sha, environment)
+    key = baseline_key(bench, repo.checked_base, environment)
     test_check = bench.file.tests.check if bench.file.tests else None
     cached = None if refresh else load(store, key, test_check)
     if cached is not None:
@@ -130,7 +134,7 @@ def _run_at_base(
     test_check = bench.file.tests.check if bench.file.tests else None
     logs = store.baseline_artifacts(key)
     logs.mkdir(parents=True, exist_ok=True)
-    add_worktree(repo.mirror, repo.base_sha, worktree)
+    add_worktree(repo.mirror, repo.checked_base, worktree)
     instance = None
     try:
         instance = instantiate(

@@ -29,6 +29,7 @@ from benchkit.records import (
     Owner,
     Run,
     RunStatus,
+    SweBenchGrade,
     TestRecord,
 )
 from benchkit.run.baseline import Baseline
@@ -108,6 +109,7 @@ class PilotState:
     ignored_before: frozenset[str] = frozenset()  # ignored files in the worktree before the arm
     ignored_written: tuple[str, ...] | None = None  # those the arm wrote; None: not looked
     tampered: tuple[tuple[str, str], ...] = ()
+    swebench: SweBenchGrade | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -201,6 +203,7 @@ def run_record(pilot: PilotState, coverage: Coverage | None, keep: bool) -> Run:
         tests=tuple(pilot.tests),
         gate=pilot.gate,
         resolved=pilot.resolved,
+        swebench=pilot.swebench or _ungraded(pilot.plan),
         tampered=pilot.tampered,
         ignored_written=(pilot.ignored_written or ())[:IGNORED_SHOWN],
         ignored_written_count=(
@@ -226,6 +229,12 @@ def run_record(pilot: PilotState, coverage: Coverage | None, keep: bool) -> Run:
         bench_digest=p.bench_digest,
         arm_digest=p.arm_digest,
     )
+
+
+def _ungraded(p: Plan) -> SweBenchGrade | None:
+    """The part of a run of a SWE-bench instance that did not reach a grade."""
+    instance = p.bench.file.swebench
+    return None if instance is None else SweBenchGrade.ungraded(instance.instance_id)
 
 
 def written(pilot: PilotState, run: Run, *, last: bool) -> Run:

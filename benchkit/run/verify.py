@@ -4,7 +4,8 @@ A clean tree is a repository of benchkit's own, checked out at base with its own
 instance of the environment before the arm runs (out of the arm's reach in the
 sandbox). After the arm, its tree (the snapshot: commits, staged, unstaged and
 untracked files, not ignored ones), with the files the bench holds out (`[tests]
-held_out`) reset to their held-out version, is checked out there by git, and the
+held_out`, and those of its `test_patch`) reset to their held-out version, is
+checked out there by git, and the
 checks run there with a HOME and a tmp of their own. Whatever the arm left besides
 its diff (ignored files, its git config and index flags, its HOME, its copy of the
 environment) never reaches a check, and no code of the arm's runs outside the
@@ -20,14 +21,22 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
+from benchkit.bench.bench_file import Tests
+from benchkit.gate.swebench import graded_run
 from benchkit.gate.tampering import held_out
 from benchkit.gate.verdict import TestRun, files_to_rerun, judge, resolved
-from benchkit.records import TestRecord
+from benchkit.records import SweBenchGrade, TestRecord
 from benchkit.run.record import PilotState, sandbox_of
 from benchkit.run.scoring import human_paths
 from benchkit.workspace.checks import Confinement, run_alone, run_checks
 from benchkit.workspace.environment import Instance, env_copy_of, instantiate
-from benchkit.workspace.git import add_worktree, check_out, files_of, with_files_of
+from benchkit.workspace.git import (
+    add_worktree,
+    changed_paths,
+    check_out,
+    files_of,
+    with_files_of,
+)
 from benchkit.workspace.proc import ProcError
 from benchkit.workspace.recipe import EnvironmentFailure
 from benchkit.workspace.sandbox import Sandbox
@@ -82,6 +91,31 @@ def verify(pilot: PilotState, stage: Callable[[str], None]) -> None:
     )
     if expected is not None:
         pilot.resolved = resolved(after, pilot.gate, expected.must_pass, expected.keep_passing)
+    if bench.file.swebench is not None and expected is not None:
+        pilot.swebench = swebench_graded(bench.file.swebench.instance_id, after, expected)
+        pilot.resolved = pilot.swebench.grade == "FULL"
+
+
+def swebench_graded(instance_id: str, after: TestRun, tests: Tests) -> SweBenchGrade:
+    """SWE-bench's grade of the run after the arm (its first, not a rerun): FULL is
+    resolved by SWE-bench's rules."""
+    graded = graded_run(
+        after.cases,
+        exit_code=after.exit_code,
+        timed_out=after.timed_out,
+        fail_to_pass=tests.must_pass,
+        pass_to_pass=tests.keep_passing,
+    )
+    if graded is None:
+        return SweBenchGrade.ungraded(instance_id)
+    return SweBenchGrade(
+        instance_id=instance_id,
+        grade=graded.grade,
+        f2p_success=graded.f2p_success,
+        f2p_failure=graded.f2p_failure,
+        p2p_success=graded.p2p_success,
+        p2p_failure=graded.p2p_failure,
+    )
 
 
 _MAKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-clean-tree")
@@ -145,6 +179,10 @@ def clean_tree(pilot: PilotState) -> tuple[Instance, Sandbox] | None:
             tree = with_files_of(pilot.git_dir, tree, theirs, held)
             whose = "the human's" if tests.held_out == "human" else "base's"
             note += [f"held out, as {whose}: {path}" for path in held]
+        if repo.tests_sha is not None:  # the test patch's files, as base with it has them
+            held = changed_paths(pilot.git_dir, repo.base_sha, repo.tests_sha)
+            tree = with_files_of(pilot.git_dir, tree, files_of(pilot.git_dir, repo.tests_sha), held)
+            note += [f"held out, as the test patch makes it: {path}" for path in held]
         check_out(pilot.git_dir, tree, repo.base_sha, where)
     except ProcError as exc:
         _failed(pilot, "verify", f"the arm's diff could not be checked out on a clean tree: {exc}")

@@ -154,10 +154,11 @@ def check_from_row(row: Mapping[str, Any]) -> CheckResult:
 def test_from_row(row: Mapping[str, Any]) -> TestRecord:
     case = _fields(row, ("file", "outcome", "duration_s", "message"))
     test_id = row.get("test_id") or ""  # a version-2 row has none: its name is its id
+    xfail = bool(row.get("xfail"))  # a row before version 10 has none
     return TestRecord(
         phase=row["phase"],
         attempt=row["attempt"],
-        case=CaseResult(name=row["test"], test_id=test_id, **case),
+        case=CaseResult(name=row["test"], test_id=test_id, xfail=xfail, **case),
     )
 
 

@@ -21,7 +21,7 @@ import pyarrow as pa
 from benchkit.bench.names import NAME
 from benchkit.records import STORED, Run, Stored
 
-SCHEMA_VERSION = 9  # see benchkit/store/upgrade.py for the history and the steps
+SCHEMA_VERSION = 10  # see benchkit/store/upgrade.py for the history and the steps
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -208,6 +208,11 @@ TEST_COLUMNS: tuple[Column, ...] = (
     Column(name="outcome", type=pa.string(), doc="passed, failed, error or skipped."),
     Column(name="duration_s", type=pa.float64(), doc="Seconds, as reported."),
     Column(name="message", type=pa.string(), doc="First line of the failure message."),
+    Column(
+        name="xfail",
+        type=pa.bool_(),
+        doc="Skipped as an expected failure (pytest's xfail); null before schema 10.",
+    ),
 )
 
 SESSION_COLUMNS: tuple[Column, ...] = (

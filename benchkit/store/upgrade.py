@@ -26,6 +26,9 @@ Version history:
   9  runs gain `tampered`, `ignored_written` and `ignored_written_count`: what the arm
      did to tests, their configuration and CI, and the ignored files it wrote, which
      its checks no longer see (null before: the checks ran in the arm's worktree).
+  10 runs gain SWE-bench's grade of a run of a SWE-bench instance
+     (`swebench_instance`, `swebench_grade` and its four lists, `swebench_f2p_success`
+     ...; null before); tests gain `xfail` (null before).
 """
 
 from __future__ import annotations
@@ -107,6 +110,7 @@ STEPS: dict[int, Step] = {
     6: _columns_added(6),
     7: _columns_added(7),
     8: _columns_added(8),
+    9: _columns_added(9),
 }
 
 

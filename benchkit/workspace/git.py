@@ -76,6 +76,12 @@ class Repository:
     mirror: Path
     base_sha: str
     human_sha: str
+    tests_sha: str | None = None  # base with the bench's test patch, when it has one
+
+    @property
+    def checked_base(self) -> str:
+        """What the checks at base run on: base, with the held-out tests if any."""
+        return self.tests_sha or self.base_sha
 
 
 def _digest(*parts: bytes) -> str:
@@ -203,7 +209,7 @@ def prepare_repository(bench: Bench) -> Repository:
             raise BenchError(bench.path, "human.ref", f"no such ref: {human_ref}")
     elif repo.git is not None:
         assert human.patch is not None
-        human_sha = _human_from_patch(bench, mirror, base_sha, bench.resolve(human.patch))
+        human_sha = _patched(bench, mirror, base_sha, "human.patch", "human reference")
     else:
         found = resolve(mirror, human_ref)
         assert found is not None
@@ -211,19 +217,28 @@ def prepare_repository(bench: Bench) -> Repository:
     if human_sha == base_sha:
         field = "human.ref" if human.ref is not None else "human.patch"
         raise BenchError(bench.path, field, "names the base commit itself: no change to measure")
-    return Repository(mirror=mirror, base_sha=base_sha, human_sha=human_sha)
+    tests = bench.file.tests
+    tests_sha = None
+    if tests is not None and tests.test_patch is not None:
+        tests_sha = _patched(bench, mirror, base_sha, "tests.test_patch", "held-out tests")
+    return Repository(mirror=mirror, base_sha=base_sha, human_sha=human_sha, tests_sha=tests_sha)
 
 
-def _human_from_patch(bench: Bench, mirror: Path, base_sha: str, patch: Path) -> str:
-    ref = f"refs/benchkit/human-{_digest(base_sha.encode(), patch.read_bytes())}"
-    with locked(mirror / "benchkit-human"):
+def _patched(bench: Bench, mirror: Path, base_sha: str, field: str, what: str) -> str:
+    """Base with the bench's patch file of `field` (`human.patch`, `tests.test_patch`)
+    committed on it, once per (base, patch) in the mirror."""
+    section, key = field.split(".")
+    patch = bench.resolve(getattr(getattr(bench.file, section), key))
+    kind = "human" if section == "human" else "tests"
+    ref = f"refs/benchkit/{kind}-{_digest(base_sha.encode(), patch.read_bytes())}"
+    with locked(mirror / f"benchkit-{kind}"):
         found = resolve(mirror, ref)
         if found:
             return found
         try:
-            sha = _commit_patch(mirror, base_sha, patch, f"{bench.name}: human reference")
+            sha = _commit_patch(mirror, base_sha, patch, f"{bench.name}: {what}")
         except ProcError as exc:
-            raise BenchError(bench.path, "human.patch", f"does not apply at base: {exc}") from None
+            raise BenchError(bench.path, field, f"does not apply at base: {exc}") from None
         git("update-ref", ref, sha, cwd=mirror)
     return sha
 
@@ -429,6 +444,12 @@ def diff(
         args.append("--binary")
     paths = [f":(exclude,literal){path}" for path in leave_out]
     return git(*args, old, new, "--", *([":/", *paths] if paths else []), cwd=repo_dir)
+
+
+def changed_paths(repo_dir: Path, old: str, new: str) -> list[str]:
+    """Every path changed between two trees (a renamed file under both names)."""
+    out = git("diff", "--name-only", "-z", "--no-renames", old, new, cwd=repo_dir)
+    return sorted(p for p in out.split("\0") if p)
 
 
 def binary_changes(repo_dir: Path, old: str, new: str) -> list[str]:
