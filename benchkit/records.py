@@ -264,7 +264,7 @@ class SweBenchGrade:
         metadata=stored(
             "SWE-bench's grade of a run of a SWE-bench instance: FULL (resolved), PARTIAL "
             "or NO; null for a run whose tests left nothing to grade.",
-            name="swebench_grade",
+            name="swebench_status",
         )
     )
     f2p_success: tuple[str, ...] = field(

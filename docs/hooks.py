@@ -138,13 +138,16 @@ def _parameters(signature: inspect.Signature) -> list[str]:
 def _signature(name: str | None, where: str) -> str:
     import benchkit
 
-    if name not in benchkit.__all__:
+    public, _, inner = (name or "").partition(".")  # `swebench.benches`: of a namespace
+    if public not in benchkit.__all__:
         log.warning("docs: %s: benchkit.%s is not a public name (__all__)", where, name)
         return ""
-    _seen["signature"].add(name)
+    _seen["signature"].add(public)
     try:
-        value = getattr(benchkit, name)
-    except ImportError as exc:  # a module that moved: say which, as one warning
+        value = getattr(benchkit, public)
+        if inner:
+            value = getattr(value, inner)
+    except (ImportError, AttributeError) as exc:  # a module that moved: say which, once
         log.warning("docs: %s: benchkit.%s cannot be imported: %s", where, name, exc)
         return ""
     if not callable(value):

@@ -27,7 +27,7 @@ Version history:
      did to tests, their configuration and CI, and the ignored files it wrote, which
      its checks no longer see (null before: the checks ran in the arm's worktree).
   10 runs gain SWE-bench's grade of a run of a SWE-bench instance
-     (`swebench_instance`, `swebench_grade` and its four lists, `swebench_f2p_success`
+     (`swebench_instance`, `swebench_status` and its four lists, `swebench_f2p_success`
      ...; null before); tests gain `xfail` (null before).
 """
 

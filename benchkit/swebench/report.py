@@ -57,12 +57,12 @@ def model_of(row: Row) -> str:
 
 def instance_report(row: Row) -> dict[str, Any]:
     """SWE-bench's `report.json` of one completed run."""
-    graded = row.get("swebench_grade") is not None
+    graded = row.get("swebench_status") is not None
     entry: dict[str, Any] = {
         "patch_is_None": False,
         "patch_exists": True,
         "patch_successfully_applied": graded,
-        "resolved": row.get("swebench_grade") == "FULL",
+        "resolved": row.get("swebench_status") == "FULL",
         "infra_failure": False,
     }
     if graded:
@@ -87,7 +87,7 @@ def summary(rows: Sequence[Row], instances: Sequence[str]) -> dict[str, Any]:
     submitted = {i for i, r in by_instance.items() if r.get("failure_kind") != NOT_SUBMITTED}
     empty = {i for i in submitted if by_instance[i].get("failure_kind") == "empty_patch"}
     completed = {i for i in submitted - empty if by_instance[i].get("status") == "ok"}
-    resolved = {i for i in completed if by_instance[i].get("swebench_grade") == "FULL"}
+    resolved = {i for i in completed if by_instance[i].get("swebench_status") == "FULL"}
     errors = submitted - empty - completed
     return {
         "total_instances": len(instances),

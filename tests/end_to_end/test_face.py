@@ -33,7 +33,9 @@ def test_all_holds_exactly_the_public_names() -> None:
     own = {
         name
         for name, value in vars(benchkit).items()
-        if isinstance(value, ModuleType) and value.__name__ == f"benchkit.{name}"
+        if isinstance(value, ModuleType)
+        and value.__name__ == f"benchkit.{name}"
+        and name not in NAMESPACES
     }
     public = {name for name in vars(benchkit) if not name.startswith("_")} - own
     assert public == set(benchkit.__all__) - {"__version__"}
@@ -41,12 +43,18 @@ def test_all_holds_exactly_the_public_names() -> None:
     assert dir(benchkit) == benchkit.__all__
 
 
+NAMESPACES = {"swebench"}
+"""The public names that are modules, on purpose: `bk.swebench.benches(...)`."""
+
+
 def test_no_public_function_is_shadowed_by_a_module() -> None:
     for name in benchkit_modules(ROOT):
         importlib.import_module(name)
     for name in benchkit.__all__:
-        assert not isinstance(getattr(benchkit, name), ModuleType), name
+        value = getattr(benchkit, name)
+        assert not isinstance(value, ModuleType) or name in NAMESPACES, name
     assert callable(benchkit.pilot) and callable(benchkit.list_arms)
+    assert callable(benchkit.swebench.benches)  # a namespace: its functions are there
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:

@@ -27,6 +27,7 @@ from benchkit.records import (
     Run,
     SessionReport,
     SiteResult,
+    SweBenchGrade,
     TestRecord,
     stored,
 )
@@ -116,6 +117,14 @@ def a_full_run() -> Run:
         tampered=(("tests/test_a.py", "edited"),),
         ignored_written=(".bench/site/sitecustomize.py",),
         ignored_written_count=1,
+        swebench=SweBenchGrade(
+            instance_id="acme__widgets-1",
+            grade="PARTIAL",
+            f2p_success=("t.py::test_a",),
+            f2p_failure=("t.py::test_b",),
+            p2p_success=("t.py::test_c",),
+            p2p_failure=("t.py::test_d",),
+        ),
         baseline_key="k",
         baseline_cached=True,
         retryable=False,
