@@ -7,7 +7,9 @@ the first pilot, so a bad input writes nothing.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from benchkit.arms.command import CommandArm
 from benchkit.arms.protocol import Arm
@@ -55,15 +57,12 @@ def plan(
     `refresh_baseline`, the first pilot of each bench runs its checks at base again;
     `sandbox` is `auto`, `bwrap` or `none` (see `benchkit.workspace.sandbox.choose`)."""
     confined = choose(sandbox)
-    ready: dict[str, tuple[Bench, Repository, Recipe, frozenset[tuple[str, str]]]] = {}
+    ready = _ready(list(dict.fromkeys(spec.bench for spec in specs)))
     plans = []
+    seen: set[str] = set()
     for spec in specs:
-        first = spec.bench not in ready
-        if first:
-            bench = find_bench(spec.bench)
-            repository = prepare_repository(bench)
-            made = recipe(bench, repository)
-            ready[spec.bench] = bench, repository, made, known_flaky(bench, repository, made)
+        first = spec.bench not in seen
+        seen.add(spec.bench)
         bench, repository, env_recipe, flaky = ready[spec.bench]
         bench = only_checks(bench, spec.checks)
         arm = resolve_arm(bench, spec)
@@ -87,6 +86,29 @@ def plan(
         )
     _vars_taken(plans)
     return plans
+
+
+Ready = tuple[Bench, Repository, Recipe, frozenset[tuple[str, str]]]
+PREPARING = 4  # benches made ready at once: git's processes, mostly waited on
+
+
+def _ready(names: list[str]) -> dict[str, Ready]:
+    """Each bench found, its repository prepared (each mirror fetched once), its
+    environment's recipe and the tests its lock file found flaky: a few benches at a
+    time (a task set of hundreds commits two patches each). The first bench in order
+    whose input is bad raises its error."""
+    benches = [find_bench(name) for name in names]
+    fetched: dict[str, Path] = {}  # a repository's mirror, fetched once a planning
+
+    def made(bench: Bench) -> Ready:
+        repository = prepare_repository(bench, fetched)
+        env_recipe = recipe(bench, repository)
+        return bench, repository, env_recipe, known_flaky(bench, repository, env_recipe)
+
+    if len(benches) == 1:
+        return {names[0]: made(benches[0])}
+    with ThreadPoolExecutor(PREPARING, thread_name_prefix="benchkit-plan") as pool:
+        return dict(zip(names, pool.map(made, benches), strict=True))
 
 
 def _vars_taken(plans: list[Plan]) -> None:

@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,14 +161,32 @@ def _slug(source: str) -> str:
     return name.removesuffix(".git") or "repo"
 
 
-def _mirror_git(source: str) -> Path:
-    """Clone a repository as a mirror once, then fetch it on every later use."""
+# A mirror's fetch: every ref of its origin, but benchkit's own (the human references
+# and held-out tests it committed), which a prune would otherwise delete
+MIRROR_REFS = ("+refs/*:refs/*", "^refs/benchkit/*")
+
+
+def _mirror_git(source: str, fetched: dict[str, Path] | None = None) -> Path:
+    """Clone a repository as a mirror once, then fetch it on every later use (once a
+    planning, with `fetched`: the mirrors it fetched, by source)."""
     local = Path(source).expanduser()
     url = str(local.resolve()) if local.exists() else source
+    if fetched is None:
+        return _fetched(url)
+    with _FETCHING:  # benches planned in threads: each mirror fetched by one of them
+        if url not in fetched:
+            fetched[url] = _fetched(url)
+        return fetched[url]
+
+
+_FETCHING = threading.Lock()
+
+
+def _fetched(url: str) -> Path:
     mirror = cache_dir() / "repos" / f"{_slug(url)}-{_digest(url.encode())}.git"
     with locked(mirror):
         if mirror.exists():
-            git("fetch", "--quiet", "--prune", "origin", cwd=mirror)
+            git("fetch", "--quiet", "--prune", "origin", *MIRROR_REFS, cwd=mirror)
         else:
             tmp = Path(tempfile.mkdtemp(prefix=mirror.name + ".", dir=mirror.parent))
             try:  # `--`: a source that looks like an option is still a URL
@@ -186,8 +205,9 @@ def resolve(mirror: Path, ref: str) -> str | None:
         return None
 
 
-def prepare_repository(bench: Bench) -> Repository:
-    """The bench's mirror with base and human resolved; a bad ref is a `BenchError`."""
+def prepare_repository(bench: Bench, fetched: dict[str, Path] | None = None) -> Repository:
+    """The bench's mirror with base and human resolved; a bad ref is a `BenchError`.
+    `fetched`: the mirrors fetched so far by the caller (one planning), by source."""
     repo, human = bench.file.repo, bench.file.human
     if repo.tree is not None:
         assert human.patch is not None
@@ -196,7 +216,7 @@ def prepare_repository(bench: Bench) -> Repository:
     else:
         assert repo.git is not None and repo.base is not None
         try:
-            mirror = _mirror_git(repo.git)
+            mirror = _mirror_git(repo.git, fetched)
         except ProcError as exc:
             raise BenchError(bench.path, "repo.git", f"cannot clone: {exc}") from None
         base_ref, human_ref = repo.base, human.ref or ""
@@ -226,20 +246,27 @@ def prepare_repository(bench: Bench) -> Repository:
 
 def _patched(bench: Bench, mirror: Path, base_sha: str, field: str, what: str) -> str:
     """Base with the bench's patch file of `field` (`human.patch`, `tests.test_patch`)
-    committed on it, once per (base, patch) in the mirror."""
+    committed on it, once per (base, patch) in the mirror: its ref is made only where
+    none is (git's own ref lock), so benches planned at once, in threads or processes,
+    agree on one commit without a lock of benchkit's."""
     section, key = field.split(".")
     patch = bench.resolve(getattr(getattr(bench.file, section), key))
     kind = "human" if section == "human" else "tests"
     ref = f"refs/benchkit/{kind}-{_digest(base_sha.encode(), patch.read_bytes())}"
-    with locked(mirror / f"benchkit-{kind}"):
-        found = resolve(mirror, ref)
-        if found:
-            return found
-        try:
-            sha = _commit_patch(mirror, base_sha, patch, f"{bench.name}: {what}")
-        except ProcError as exc:
-            raise BenchError(bench.path, field, f"does not apply at base: {exc}") from None
-        git("update-ref", ref, sha, cwd=mirror)
+    found = resolve(mirror, ref)
+    if found:
+        return found
+    try:
+        sha = _commit_patch(mirror, base_sha, patch, f"{bench.name}: {what}")
+    except ProcError as exc:
+        raise BenchError(bench.path, field, f"does not apply at base: {exc}") from None
+    try:
+        git("update-ref", ref, sha, "0" * 40, cwd=mirror)  # only where no ref is yet
+    except ProcError:
+        made = resolve(mirror, ref)  # made meanwhile, by another planning
+        if made is None:
+            raise
+        return made
     return sha
 
 
