@@ -85,7 +85,8 @@ def task_set(folder: Path, count: int) -> tuple[Path, Path, Path, Path]:
     environments = folder / "environments.toml"
     environments.write_text(
         "".join(
-            f'["acme/many"."{v}.0"]\nkind = "venv"\npython = "3.11"\npackages = ["pytest==8.{v + 2}.5"]\n'
+            f'["acme/many"."{v}.0"]\nkind = "venv"\npython = "3.11"\n'
+            f'packages = ["pytest==8.{v + 2}.5"]\n'
             for v in (0, 1)
         )
     )

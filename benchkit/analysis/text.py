@@ -9,15 +9,14 @@ from typing import Any
 
 from benchkit.gate.verdict import removed_reason
 from benchkit.records import CHECKS
+from benchkit.store.schema import check_of
 
 CHECK_MARK = {"ok": "ok", "fail": "FAIL", "timeout": "TIME", "missing": "miss", None: "-"}
-NOT_CHECKS = {"ci_status"}  # CI's verdict, not a check of the bench
 
 
 def check_names(row: Mapping[str, Any]) -> list[str]:
-    names = [
-        k.removesuffix("_status") for k in row if k.endswith("_status") and k not in NOT_CHECKS
-    ]
+    """The bench checks a row holds (`ci_status`, `swebench_status` are no check's)."""
+    names = [c for k in row if k.endswith("_status") and (c := check_of(k))]
     ordered = [c for c in CHECKS if c in names]
     return ordered + sorted(set(names) - set(ordered))
 

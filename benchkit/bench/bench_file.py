@@ -45,6 +45,11 @@ class Count(Strict):
         return self
 
 
+# names whose `<name>_status` is a `runs` column of benchkit's own (CI's verdict,
+# SWE-bench's grade): no check may take them (a test holds this to the schema)
+RESERVED_CHECKS = frozenset({"ci", "swebench"})
+
+
 class Check(Strict):
     """A named command run on a tree, with the worktree as working directory.
 
@@ -53,6 +58,14 @@ class Check(Strict):
     """
 
     name: Annotated[str, Field(pattern=NAME)]
+
+    @field_validator("name")
+    @classmethod
+    def _not_reserved(cls, value: str) -> str:
+        if value in RESERVED_CHECKS:
+            raise ValueError(f"{value!r} is a name of benchkit's own columns ({value}_status)")
+        return value
+
     command: Command
     timeout: Annotated[Seconds, Field(gt=0)] = 300.0
     count: Count | None = None

@@ -9,7 +9,10 @@ whose arm ended well is completed (resolved when graded FULL, else unresolved; a
 test run that left nothing to grade is completed with
 `patch_successfully_applied` false, as SWE-bench's unparseable log is); any other
 run (a patch that did not apply, an environment that could not be built) is an
-error. The instances are those of the set's runs of SWE-bench benches.
+error; an error of the machine's making (its environment, its disk, an interrupt) is
+an infra failure as well, its failure kind the reason (SWE-bench 5.0 guesses these
+from the logs; benchkit knows them). The instances are those of the set's runs of
+SWE-bench benches.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from benchkit.store.store import Store
 Row = Mapping[str, Any]
 SCHEMA_VERSION = 2
 NOT_SUBMITTED = "no_prediction"
+# failure kinds of the machine's making (SWE-bench 5.0's infra failures, by their reason)
+INFRA_FAILURES = frozenset({"environment", "disk", "worktree", "verify", "crashed", "interrupted"})
 
 
 @dataclass(frozen=True)
@@ -89,12 +94,19 @@ def summary(rows: Sequence[Row], instances: Sequence[str]) -> dict[str, Any]:
     completed = {i for i in submitted - empty if by_instance[i].get("status") == "ok"}
     resolved = {i for i in completed if by_instance[i].get("swebench_status") == "FULL"}
     errors = submitted - empty - completed
+    reasons = {  # where the machine, not the patch, failed: known, never guessed from a log
+        i: str(kind)
+        for i in sorted(errors)
+        if (kind := by_instance[i].get("failure_kind")) in INFRA_FAILURES
+    }
     return {
         "total_instances": len(instances),
         "submitted_instances": len(submitted),
         "completed_instances": len(completed),
         "resolved_instances": len(resolved),
         "unresolved_instances": len(completed - resolved),
+        "infra_failure_instances": len(reasons),
+        "ambiguous_failure_instances": 0,
         "empty_patch_instances": len(empty),
         "error_instances": len(errors),
         "completed_ids": sorted(completed),
@@ -103,6 +115,9 @@ def summary(rows: Sequence[Row], instances: Sequence[str]) -> dict[str, Any]:
         "submitted_ids": sorted(submitted),
         "resolved_ids": sorted(resolved),
         "unresolved_ids": sorted(completed - resolved),
+        "infra_failure_ids": sorted(reasons),
+        "ambiguous_failure_ids": [],
+        "failure_reasons": reasons,
         "error_ids": sorted(errors),
         "schema_version": SCHEMA_VERSION,
     }

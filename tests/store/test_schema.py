@@ -11,9 +11,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from benchkit.bench.bench_file import RESERVED_CHECKS, load_bench
 from benchkit.change.ab import AbResult, write_ab
 from benchkit.change.probe import ProbeResult, ProbeSet, Verdict, write_probe
 from benchkit.change.testrun import CommandRun
+from benchkit.errors import BenchError
 from benchkit.gate.junit import CaseResult
 from benchkit.gate.summary import RunnerSummary
 from benchkit.gate.verdict import FileReruns, FirstFailure, GateResult
@@ -35,7 +37,14 @@ from benchkit.run.baseline import Baseline, save
 from benchkit.store.imports import import_runs
 from benchkit.store.parquet import RowError, write_table
 from benchkit.store.rows import check_rows, run_row
-from benchkit.store.schema import RUN_COLUMNS, TABLES, check_columns, run_columns, table_schema
+from benchkit.store.schema import (
+    DECLARED_NAMES,
+    RUN_COLUMNS,
+    TABLES,
+    check_columns,
+    run_columns,
+    table_schema,
+)
 from benchkit.store.store import Store
 
 CASE = CaseResult(
@@ -337,3 +346,18 @@ def test_every_stored_field_of_a_run_is_one_declared_column() -> None:
     assert set(run_row(a_full_run())) == set(names) | {
         n for c in a_full_run().check_names for n in (f"{c}_status", f"{c}_count")
     }
+
+
+def test_no_check_may_take_a_name_whose_status_column_is_benchkits_own(tmp_path: Path) -> None:
+    """`ci_status` and `swebench_status` are columns of the runs table: a check named
+    `ci` or `swebench` would write the same column, so a bench file naming one is
+    refused, naming the field."""
+    own = {c.removesuffix("_status") for c in DECLARED_NAMES["runs"] if c.endswith("_status")}
+    assert own == RESERVED_CHECKS
+    bench = tmp_path / "bench.toml"
+    bench.write_text(
+        'name = "b"\ninstruction = "x"\n[repo]\ngit = "."\nbase = "main"\n[human]\nref = "h"\n'
+        '[[checks]]\nname = "swebench"\ncommand = "true"\n'
+    )
+    with pytest.raises(BenchError, match=r"bench.toml: checks.0.name: 'swebench' is a name"):
+        load_bench(bench)

@@ -249,60 +249,78 @@ def swebench_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 GRADE_WITH_SWEBENCH = """
-import json, sys
-from swebench.harness.grading import get_eval_tests_report, get_resolution_status
-from swebench.harness.log_parsers.python import parse_log_pytest
-cases = json.load(sys.stdin)
-out = {}
-for key, c in cases.items():
-    status_map = parse_log_pytest(c["log"], None)
-    report = get_eval_tests_report(status_map, {"FAIL_TO_PASS": c["f2p"], "PASS_TO_PASS": c["p2p"]})
-    out[key] = {"grade": get_resolution_status(report).removeprefix("RESOLVED_"),
-                "f2p_failure": report["FAIL_TO_PASS"]["failure"],
-                "p2p_failure": report["PASS_TO_PASS"]["failure"]}
-print(json.dumps(out))
+import json, os, sys, types
+from pathlib import Path
+from swebench.harness.constants import END_TEST_OUTPUT, START_TEST_OUTPUT
+from swebench.harness.grading import get_eval_report
+from swebench.harness.reporting import make_run_report
+given = json.load(sys.stdin)
+os.chdir(given["folder"])  # swebench reads and writes logs/run_evaluation/<run>/ here
+instances = {i["instance_id"]: i for i in given["instances"]}
+for run in given["runs"]:
+    i = instances[run["instance"]]
+    spec = types.SimpleNamespace(
+        instance_id=i["instance_id"], repo=i["repo"], version=i["version"],
+        FAIL_TO_PASS=json.loads(i["FAIL_TO_PASS"]), PASS_TO_PASS=json.loads(i["PASS_TO_PASS"]),
+        log_parser="parse_log_pytest", eval_type="pass_and_fail",
+    )
+    folder = Path("logs/run_evaluation/s1") / run["model"].replace("/", "__") / i["instance_id"]
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "test_output.txt"
+    log.write_text(f"{START_TEST_OUTPUT}\\n{run['log']}\\n{END_TEST_OUTPUT}\\n")
+    prediction = given["predictions"][run["model"]][i["instance_id"]]
+    report = get_eval_report(spec, prediction, str(log), include_tests_status=True)
+    (folder / "report.json").write_text(json.dumps(report))
+summaries = {
+    model: json.loads(Path(make_run_report(own, given["instances"], "s1")).read_text())
+    for model, own in given["predictions"].items()
+}
+print(json.dumps(summaries))
 """
 
 
-def test_the_swebench_packages_grading_of_the_same_logs_agrees(
-    case: Case, swebench_python: Path
+def test_the_swebench_packages_grading_of_the_same_runs_agrees(
+    case: Case, swebench_python: Path, tmp_path: Path
 ) -> None:
-    runs = [r for r in benchkit.runs(case.store, run_set="s1").to_dicts() if r["status"] == "ok"]
+    """Each completed run's test log, graded by the `swebench` package (its pytest log
+    parser, `get_eval_report`), gives benchkit's report.json, and its run summary
+    (`make_run_report`) benchkit's summary, field for field."""
+    runs = benchkit.runs(case.store, run_set="s1").to_dicts()
     checks = benchkit.table("checks", case.store).to_dicts()
     logs = {
         c["run_id"]: Path(c["log_path"]).read_text()
         for c in checks
         if c["phase"] == "after" and c["check"] == "test"
     }
-    wanted = {}
-    for r in runs:
-        bench = benchkit.Bench.model_validate  # the lists, as the instance gave them
-        del bench
-        instance = json.loads(
-            (case.folder / "instances.jsonl")
-            .read_text()
-            .splitlines()[int(r["swebench_instance"][-1]) - 1]
-        )
-        wanted[r["run_id"]] = {
-            "log": logs[r["run_id"]],
-            "f2p": json.loads(instance["FAIL_TO_PASS"]),
-            "p2p": json.loads(instance["PASS_TO_PASS"]),
-        }
+    lines = (case.folder / "instances.jsonl").read_text().splitlines()
+    predictions: dict[str, dict[str, dict[str, object]]] = {}
+    for model in ("model-a", "model-b"):
+        for line in (case.folder / f"{model}.jsonl").read_text().splitlines():
+            p = json.loads(line)
+            predictions.setdefault(p["model_name_or_path"], {})[p["instance_id"]] = p
+    completed = [r for r in runs if r["status"] == "ok" and r["model"] in predictions]
+    given = {
+        "folder": str(tmp_path),
+        "instances": [json.loads(line) for line in lines],
+        "predictions": predictions,
+        "runs": [
+            {"instance": r["swebench_instance"], "model": r["model"], "log": logs[r["run_id"]]}
+            for r in completed
+        ],
+    }
     graded = subprocess.run(
         [str(swebench_python), "-c", GRADE_WITH_SWEBENCH],
-        input=json.dumps(wanted),
+        input=json.dumps(given),
         capture_output=True,
         text=True,
         check=True,
     )
-    theirs = json.loads(graded.stdout)
-    ours = {
-        r["run_id"]: {
-            "grade": r["swebench_status"],
-            "f2p_failure": r["swebench_f2p_failure"],
-            "p2p_failure": r["swebench_p2p_failure"],
-        }
-        for r in runs
-    }
-    assert len(ours) == 5  # gold, partial, cheat, human twice
-    assert ours == theirs
+    theirs = json.loads(graded.stdout.splitlines()[-1])
+    assert len(completed) == 3  # gold, partial, the rewritten test
+    for r in completed:
+        where = Path(r["model"].replace("/", "__")) / r["swebench_instance"] / "report.json"
+        swebenchs = json.loads((tmp_path / "logs" / "run_evaluation" / "s1" / where).read_text())
+        assert json.loads((case.report / where).read_text()) == swebenchs, where
+    for model in predictions:
+        ours = json.loads((case.report / f"{model.replace('/', '__')}.s1.json").read_text())
+        assert ours == theirs[model], model
