@@ -47,6 +47,9 @@ class Lock:
     must_pass: tuple[str, ...]  # proposed: failing at base every run, passing with the human
     added_by_human: tuple[str, ...]  # absent at base, passing with the human every run
     flaky: tuple[Varied, ...] = field(default=())
+    # why the task is not one (a SWE-bench instance whose gold patch does not pass its
+    # FAIL_TO_PASS every run): an invalid task's runs are no evidence either way
+    invalid: str | None = None
     version: int = LOCK_VERSION
 
     def current(self, digest: str, base_sha: str, human_sha: str, env_key: str) -> bool:
@@ -102,6 +105,7 @@ def read_lock(path: Path) -> Lock | None:
             must_pass=tuple(raw["must_pass"]),
             added_by_human=tuple(raw["added_by_human"]),
             flaky=tuple(Varied(**v) for v in raw["flaky"]),
+            invalid=raw.get("invalid"),  # a lock written before it: a valid bench
             version=int(raw["version"]),
         )
     except (KeyError, TypeError, ValueError) as exc:

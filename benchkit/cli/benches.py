@@ -8,6 +8,7 @@ import click
 
 import benchkit
 from benchkit.cli.options import stopped_by_interrupts
+from benchkit.errors import UsageError
 
 
 @click.command()
@@ -30,11 +31,21 @@ def bench_group() -> None:
 
 
 @bench_group.command(name="validate")
-@click.argument("bench", type=str)
+@click.argument("benches", nargs=-1, required=True, type=str, metavar="BENCH...")
 @click.option("--reruns", type=click.IntRange(min=1), default=3, show_default=True)
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="The lock file.")
-def bench_validate(bench: str, reruns: int, out: Path | None) -> None:
-    """Run the checks K times at base and with the human reference; write a lock file."""
-    with stopped_by_interrupts("interrupted; nothing written"):  # SIGTERM too: worktrees removed
-        found = benchkit.validate(bench, reruns=reruns, out=out)
-    click.echo(found.summary())
+@click.option(
+    "--out", type=click.Path(path_type=Path), default=None, help="The lock file (one bench)."
+)
+def bench_validate(benches: tuple[str, ...], reruns: int, out: Path | None) -> None:
+    """Run the checks K times at base and with the human reference; write a lock file
+    beside each bench (a task set's instances: each of them, an invalid one said)."""
+    if out is not None and len(benches) > 1:
+        raise UsageError("--out", str(out), "names the lock file of one bench, not of several")
+    invalid = 0
+    for bench in benches:
+        with stopped_by_interrupts("interrupted; nothing written"):  # SIGTERM too
+            found = benchkit.validate(bench, reruns=reruns, out=out)
+        click.echo(found.summary())
+        invalid += found.lock.invalid is not None
+    if len(benches) > 1:
+        click.echo(f"{len(benches) - invalid} of {len(benches)} benches valid")

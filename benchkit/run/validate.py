@@ -2,7 +2,10 @@
 reference, in the bench's environment, and a lock file of what its tests really do.
 
 A bench whose tests do not run at base (or with the human reference), or whose human
-reference does not pass its own `must_pass`, is refused with the reason.
+reference does not pass its own `must_pass`, is refused with the reason; a bench made
+from a SWE-bench instance is not refused but recorded `invalid` in its lock, with the
+reason (a task set holds such instances: their runs are no evidence either way). A
+bench's test patch is part of both sides, as the checks after an arm see it.
 """
 
 from __future__ import annotations
@@ -21,7 +24,13 @@ from benchkit.gate.verdict import TestRun, run_problem
 from benchkit.workspace.cache import cache_dir
 from benchkit.workspace.checks import run_checks
 from benchkit.workspace.environment import ensure, env_copy_of, instantiate, recipe, remove
-from benchkit.workspace.git import Repository, add_worktree, prepare_repository, remove_worktree
+from benchkit.workspace.git import (
+    Repository,
+    add_worktree,
+    prepare_repository,
+    remove_worktree,
+    with_tests,
+)
 from benchkit.workspace.recipe import Environment, EnvironmentFailure
 
 SIDES = ("base", "human")
@@ -49,7 +58,8 @@ class Validation:
             f"proposed must_pass (fail at base, pass with the human):{listed(lock.must_pass)}\n"
             f"added by the human (pass every run):{listed(lock.added_by_human)}\n"
             f"flaky (the outcome varied):{listed(varied)}\n"
-            f"lock file: {self.path}"
+            + (f"INVALID: {lock.invalid}\n" if lock.invalid else "")
+            + f"lock file: {self.path}"
         )
 
 
@@ -82,14 +92,14 @@ def _side(
         remove_worktree(worktree)
 
 
-def _refuse_unrun(bench: Bench, side: str, runs: list[TestRun]) -> None:
+def _unrun(side: str, runs: list[TestRun]) -> str | None:
+    """Why the tests did not run on a side (its first run that did not), or None."""
     for n, run in enumerate(runs, start=1):
         problem = run_problem(run)
         if problem:
             where = "at base" if side == "base" else "with the human reference"
-            raise BenchError(
-                bench.path, "tests", f"the tests do not run {where} (run {n}): {problem}"
-            )
+            return f"the tests do not run {where} (run {n}): {problem}"
+    return None
 
 
 def validate(bench: str | Path, *, reruns: int = 3, out: Path | str | None = None) -> Validation:
@@ -109,15 +119,17 @@ def validate(bench: str | Path, *, reruns: int = 3, out: Path | str | None = Non
         environment = ensure(made, log=logs / "environment.log")
     except EnvironmentFailure as exc:
         raise BenchError(found_bench.path, "environment", str(exc)) from None
-    shas = {"base": repo.base_sha, "human": repo.human_sha}
+    # a test patch held out is part of both sides, as the checks after an arm see it
+    shas = {"base": repo.checked_base, "human": with_tests(repo, repo.human_sha)}
     runs = {
         side: _side(found_bench, repo, shas[side], environment, reruns, logs / side)
         for side in SIDES
     }
-    for side in SIDES:
-        _refuse_unrun(found_bench, side, runs[side])
+    unrun = next(filter(None, (_unrun(side, runs[side]) for side in SIDES)), None)
     base, human = outcomes(runs["base"]), outcomes(runs["human"])
-    _refuse_must_pass(found_bench, human, tests.must_pass)
+    invalid = unrun or _must_pass_failed(human, tests.must_pass)
+    if invalid is not None and found_bench.file.swebench is None:
+        raise BenchError(found_bench.path, "tests" if unrun else "tests.must_pass", invalid)
     lock = Lock(
         bench_digest=bench_digest(found_bench),
         base_sha=repo.base_sha,
@@ -133,6 +145,7 @@ def validate(bench: str | Path, *, reruns: int = 3, out: Path | str | None = Non
             for side, found in (("base", base), ("human", human))
             for test, failed in found.varied().items()
         ),
+        invalid=invalid,  # a SWE-bench instance whose gold fails: recorded, not refused
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(to_json(lock))
@@ -153,14 +166,15 @@ def _lock_target(path: Path, out: Path | str | None) -> Path:
     return path
 
 
-def _refuse_must_pass(bench: Bench, human: Outcomes, must_pass: list[str]) -> None:
+def _must_pass_failed(human: Outcomes, must_pass: list[str]) -> str | None:
+    """Why the human reference does not pass the bench's `must_pass` every run, or
+    None when it does."""
     for test in must_pass:
         seen = human.by_test.get(test, [])
         passed = seen.count("passed")
         if passed < human.runs:
-            raise BenchError(
-                bench.path,
-                "tests.must_pass",
+            return (
                 f"the human reference does not pass {test} "
-                f"(passed {passed} of {human.runs} runs{'' if seen else ': no such test'})",
+                f"(passed {passed} of {human.runs} runs{'' if seen else ': no such test'})"
             )
+    return None

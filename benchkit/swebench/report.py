@@ -13,6 +13,10 @@ error; an error of the machine's making (its environment, its disk, an interrupt
 an infra failure as well, its failure kind the reason (SWE-bench 5.0 guesses these
 from the logs; benchkit knows them). The instances are those of the set's runs of
 SWE-bench benches.
+
+Beside SWE-bench's fields, one key of benchkit's own, `benchkit`: the same resolved
+count over the instances `benchkit bench validate` found valid (their gold patch
+passing every run), and which were invalid or not validated.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchkit.errors import UsageError
+from benchkit.bench.bench_file import load_bench
+from benchkit.bench.lock import lock_path, read_lock
+from benchkit.errors import BenchkitError, UsageError
 from benchkit.records import DEFAULT_SET
 from benchkit.store.atomic import replace_whole
 from benchkit.store.query import latest_attempts, runs
@@ -45,13 +51,22 @@ class Written:
     reports: list[Path]
 
     def lines(self) -> list[str]:
-        """A line for each model: its figures and its summary's file."""
-        return [
-            f"{model}: {said['resolved_instances']} of {said['total_instances']} resolved, "
-            f"{said['empty_patch_instances']} empty patch(es), {said['error_instances']} "
-            f"error(s): {path}"
-            for model, (path, said) in self.summaries.items()
-        ]
+        """A line for each model: its figures (over the valid instances too, where
+        some were validated) and its summary's file."""
+        found = []
+        for model, (path, said) in self.summaries.items():
+            own = said["benchkit"]
+            valid = (
+                f" ({own['resolved_valid_instances']} of {own['valid_instances']} valid)"
+                if own["validated_instances"]
+                else ""
+            )
+            found.append(
+                f"{model}: {said['resolved_instances']} of {said['total_instances']} "
+                f"resolved{valid}, {said['empty_patch_instances']} empty patch(es), "
+                f"{said['error_instances']} error(s): {path}"
+            )
+        return found
 
 
 def model_of(row: Row) -> str:
@@ -86,8 +101,12 @@ def instance_report(row: Row) -> dict[str, Any]:
     return {row["swebench_instance"]: entry}
 
 
-def summary(rows: Sequence[Row], instances: Sequence[str]) -> dict[str, Any]:
-    """SWE-bench's run summary of one model's runs over the set's instances."""
+def summary(
+    rows: Sequence[Row], instances: Sequence[str], valid: Mapping[str, bool] | None = None
+) -> dict[str, Any]:
+    """SWE-bench's run summary of one model's runs over the set's instances, and under
+    `benchkit` the same over the valid ones (`valid`: the validated instances, whether
+    each is valid; the others were not validated)."""
     by_instance = {str(r["swebench_instance"]): r for r in rows}
     submitted = {i for i, r in by_instance.items() if r.get("failure_kind") != NOT_SUBMITTED}
     empty = {i for i in submitted if by_instance[i].get("failure_kind") == "empty_patch"}
@@ -120,7 +139,41 @@ def summary(rows: Sequence[Row], instances: Sequence[str]) -> dict[str, Any]:
         "failure_reasons": reasons,
         "error_ids": sorted(errors),
         "schema_version": SCHEMA_VERSION,
+        "benchkit": _over_valid(instances, resolved, valid or {}),
     }
+
+
+def _over_valid(
+    instances: Sequence[str], resolved: set[str], valid: Mapping[str, bool]
+) -> dict[str, Any]:
+    """The second denominator (SWE-bench-Live's advice): the instances whose gold patch
+    passed every validation run (`benchkit bench validate`)."""
+    kept = sorted(i for i in instances if valid.get(i))
+    return {
+        "validated_instances": sum(i in valid for i in instances),
+        "valid_instances": len(kept),
+        "resolved_valid_instances": len(resolved & set(kept)),
+        "invalid_ids": sorted(i for i in instances if valid.get(i) is False),
+        "unvalidated_ids": sorted(i for i in instances if i not in valid),
+    }
+
+
+def validity(rows: Sequence[Row]) -> dict[str, bool]:
+    """Each instance whose bench has a current lock file (`benchkit bench validate`,
+    made of the bench file and commits its runs had): whether it is valid."""
+    found: dict[str, bool] = {}
+    for row in rows:
+        instance = str(row["swebench_instance"])
+        if instance in found:
+            continue
+        try:
+            lock = read_lock(lock_path(load_bench(Path(str(row["bench_path"])))))
+        except BenchkitError:  # the bench moved, or its lock is not one: not validated
+            continue
+        made_of = (row.get("bench_digest"), row.get("base_sha"), row.get("human_sha"))
+        if lock is not None and (lock.bench_digest, lock.base_sha, lock.human_sha) == made_of:
+            found[instance] = lock.invalid is None
+    return found
 
 
 def report(
@@ -139,6 +192,7 @@ def report(
         raise UsageError("--set", run_set, "holds no run of a SWE-bench instance")
     rows: Sequence[Row] = table.sort("trial").to_dicts()
     instances = sorted({str(r["swebench_instance"]) for r in rows})
+    valid = validity(rows)
     by_model: dict[str, list[Row]] = {}
     for row in rows:
         if row["trial"] == rows[0]["trial"]:  # SWE-bench's files: one run per instance
@@ -154,7 +208,7 @@ def report(
                 written.reports.append(path)
         path = folder / f"{model}.{run_set}.json"
         folder.mkdir(parents=True, exist_ok=True)
-        said = summary(own, instances)
+        said = summary(own, instances, valid)
         replace_whole(path, json.dumps(said, indent=4) + "\n")
         written.summaries[model] = path, said
     return written

@@ -270,6 +270,21 @@ def _patched(bench: Bench, mirror: Path, base_sha: str, field: str, what: str) -
     return sha
 
 
+def with_tests(repo: Repository, sha: str) -> str:
+    """`sha` with the files of the bench's test patch as base with it has them (the
+    commit the checks after the arm see), made in the mirror; `sha` itself when the
+    bench has no test patch."""
+    if repo.tests_sha is None:
+        return sha
+    if sha == repo.base_sha:
+        return repo.tests_sha
+    paths = changed_paths(repo.mirror, repo.base_sha, repo.tests_sha)
+    tree = with_files_of(
+        repo.mirror, f"{sha}^{{tree}}", files_of(repo.mirror, repo.tests_sha), paths
+    )
+    return _commit(repo.mirror, tree, sha, "benchkit: with the held-out tests")
+
+
 def add_worktree(mirror: Path, sha: str, where: Path) -> Path:
     """A fresh repository of its own at `sha` (detached) that borrows the mirror's
     objects and has no remote and no ref, so nothing done in it reaches the mirror:

@@ -323,4 +323,49 @@ def test_the_swebench_packages_grading_of_the_same_runs_agrees(
         assert json.loads((case.report / where).read_text()) == swebenchs, where
     for model in predictions:
         ours = json.loads((case.report / f"{model.replace('/', '__')}.s1.json").read_text())
+        assert ours.pop("benchkit")["validated_instances"] == 0  # benchkit's one key
         assert ours == theirs[model], model
+
+
+def test_validation_finds_an_instance_whose_gold_fails_invalid_and_the_summary_counts_both(
+    case: Case, tmp_path: Path
+) -> None:
+    """`benchkit bench validate` on every instance, gold and base K times with the test
+    patch: an instance whose gold does not pass its FAIL_TO_PASS every run is recorded
+    invalid (not refused), and the run summary counts resolved over the valid ones as
+    well as over all."""
+    rows = [json.loads(line) for line in (case.folder / "instances.jsonl").read_text().splitlines()]
+    bad = rows[0] | {"instance_id": "acme__widgets-3"}
+    bad["patch"] = json.loads((case.folder / "model-b.jsonl").read_text().splitlines()[0])[
+        "model_patch"
+    ]  # the partial fix as gold: test_clamp_bad_range never passes
+    (tmp_path / "instances.jsonl").write_text(json.dumps(rows[0]) + "\n" + json.dumps(bad) + "\n")
+    made = benchkit_cli(
+        "swebench", "benches", str(tmp_path / "instances.jsonl"),
+        "--repo", f"acme/widgets={case.folder / 'widgets'}",
+        "--environments", str(case.folder / "environments.toml"),
+        "--out", str(tmp_path / "benches"),
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    benches = [str(tmp_path / "benches" / i) for i in (I1, "acme__widgets-3")]
+    done = benchkit_cli("bench", "validate", *benches, "--reruns", "2")
+    assert done.returncode == 0, done.stderr
+    assert (
+        "INVALID: the human reference does not pass tests/test_widgets.py::test_clamp_bad_range"
+        in done.stdout
+    )
+    assert "(passed 0 of 2 runs)" in done.stdout and "1 of 2 benches valid" in done.stdout
+    assert f"{T1}::test_clamp_high" in done.stdout.split("proposed must_pass")[1]  # base+tests
+    store = tmp_path / "store"
+    benchkit.pilot(benches, arm="human", store=store, run_set="v")
+    report = benchkit.swebench.report("v", out=tmp_path / "report", store=store)
+    ((_, said),) = report.summaries.values()
+    assert (said["resolved_ids"], said["total_instances"]) == ([I1], 2)
+    assert said["benchkit"] == {
+        "validated_instances": 2,
+        "valid_instances": 1,
+        "resolved_valid_instances": 1,
+        "invalid_ids": ["acme__widgets-3"],
+        "unvalidated_ids": [],
+    }
+    assert report.lines()[0].startswith("human: 1 of 2 resolved (1 of 1 valid)")
