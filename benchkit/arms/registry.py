@@ -1,7 +1,8 @@
 """The arm registry: what an `--arm` value names.
 
 An explicit table of the built-in arms (`noop`, `human`, `replay:<name or path>`,
-`prediction:<file>`, `simulated-agent`); any other value is an arm file, by bundled name or by path.
+`prediction:<file>`, `simulated-agent`); any other value is an arm file, by bundled
+name or by path.
 """
 
 from __future__ import annotations

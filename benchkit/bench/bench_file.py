@@ -58,6 +58,9 @@ class Check(Strict):
     """
 
     name: Annotated[str, Field(pattern=NAME)]
+    command: Command
+    timeout: Annotated[Seconds, Field(gt=0)] = 300.0
+    count: Count | None = None
 
     @field_validator("name")
     @classmethod
@@ -65,10 +68,6 @@ class Check(Strict):
         if value in RESERVED_CHECKS:
             raise ValueError(f"{value!r} is a name of benchkit's own columns ({value}_status)")
         return value
-
-    command: Command
-    timeout: Annotated[Seconds, Field(gt=0)] = 300.0
-    count: Count | None = None
 
     @field_validator("count", mode="before")
     @classmethod
