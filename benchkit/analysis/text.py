@@ -7,16 +7,17 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from benchkit.bench.names import RESERVED_CHECKS
 from benchkit.gate.verdict import removed_reason
 from benchkit.records import CHECKS
-from benchkit.store.schema import check_of
 
 CHECK_MARK = {"ok": "ok", "fail": "FAIL", "timeout": "TIME", "missing": "miss", None: "-"}
 
 
 def check_names(row: Mapping[str, Any]) -> list[str]:
     """The bench checks a row holds (`ci_status`, `swebench_status` are no check's)."""
-    names = [c for k in row if k.endswith("_status") and (c := check_of(k))]
+    statuses = (k.removesuffix("_status") for k in row if k.endswith("_status"))
+    names = [c for c in statuses if c not in RESERVED_CHECKS]
     ordered = [c for c in CHECKS if c in names]
     return ordered + sorted(set(names) - set(ordered))
 

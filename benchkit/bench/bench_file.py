@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from benchkit.bench.files import Command, Seconds, Strict, validated
-from benchkit.bench.names import NAME
+from benchkit.bench.names import NAME, RESERVED_CHECKS
 from benchkit.errors import BenchError
 from benchkit.gate.runners import RUNNERS
 
@@ -43,11 +43,6 @@ class Count(Strict):
         if (self.regex is None) == (not self.junit):
             raise ValueError("give one of \"junit\" or { regex = '...' }")
         return self
-
-
-# names whose `<name>_status` is a `runs` column of benchkit's own (CI's verdict,
-# SWE-bench's grade): no check may take them (a test holds this to the schema)
-RESERVED_CHECKS = frozenset({"ci", "swebench"})
 
 
 class Check(Strict):

@@ -11,7 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from benchkit.bench.bench_file import RESERVED_CHECKS, load_bench
+from benchkit.bench.bench_file import load_bench
+from benchkit.bench.names import RESERVED_CHECKS
 from benchkit.change.ab import AbResult, write_ab
 from benchkit.change.probe import ProbeResult, ProbeSet, Verdict, write_probe
 from benchkit.change.testrun import CommandRun
