@@ -27,10 +27,12 @@ class Predicted(Arm):
     instance_id: str
     prediction: Prediction | None
     name: str
+    file_model: str = ""  # the model the file's predictions name, when they name one
 
     @property
     def model(self) -> str:
-        return self.prediction.model_name_or_path if self.prediction else ""
+        """The prediction's model; for an instance the file has none for, the file's."""
+        return self.prediction.model_name_or_path if self.prediction else self.file_model
 
     @property
     def source(self) -> Path:
@@ -58,7 +60,8 @@ class Predicted(Arm):
             detail = f"the prediction of {p.model_name_or_path} for {self.instance_id} is empty"
             log.write_text(f"{detail}: not run\n")
             return ArmOutcome(ok=False, failure_kind="empty_patch", detail=detail, retryable=False)
-        return apply_text(context, p.model_patch or "", f"the prediction of {p.model_name_or_path}")
+        what = f"the prediction of {p.model_name_or_path} for {self.instance_id}"
+        return apply_text(context, p.model_patch or "", what)
 
 
 @cache
@@ -81,4 +84,11 @@ def predicted(bench: Bench, argument: str) -> Arm:
         found = _predictions(path, (stat.st_mtime_ns, stat.st_size))
     except UsageError as exc:
         raise ArmError(exc.file, exc.field, exc.message) from None
-    return Predicted(file=path, instance_id=instance, prediction=found.get(instance), name=given)
+    models = {p.model_name_or_path for p in found.values()}
+    return Predicted(
+        file=path,
+        instance_id=instance,
+        prediction=found.get(instance),
+        name=given,
+        file_model=next(iter(models)) if len(models) == 1 else "",
+    )

@@ -16,12 +16,13 @@ tables `[[environment]]` each with its `repo` and `version`.
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from benchkit.bench.bench_file import Environment
 from benchkit.bench.files import one_line
@@ -57,6 +58,18 @@ def _text(value: object) -> object:
     return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
 
 
+def _owner_name(value: str) -> str:
+    if not re.match(r"^[^/\s]+/[^/\s]+$", value):
+        raise ValueError(f"{value!r} is not OWNER/NAME")
+    return value
+
+
+def _given(value: str) -> str:
+    if not value.strip():
+        raise ValueError("is empty")
+    return value
+
+
 Tests = Annotated[list[str], BeforeValidator(_tests)]
 
 
@@ -64,16 +77,16 @@ class Instance(Keyed):
     """One task instance; keys SWE-bench does not define are left unread."""
 
     instance_id: Annotated[str, Field(pattern=NAME)]
-    repo: Annotated[str, Field(pattern=r"^[^/\s]+/[^/\s]+$")]  # OWNER/NAME
-    base_commit: Annotated[str, Field(min_length=4)]
-    patch: Annotated[str, Field(min_length=1)]
-    test_patch: str = ""
-    problem_statement: Annotated[str, Field(min_length=1)]
+    repo: Annotated[str, AfterValidator(_owner_name)]
+    base_commit: Annotated[str, AfterValidator(_given)]
+    patch: Annotated[str, AfterValidator(_given)]
+    test_patch: Annotated[str, AfterValidator(_given)]
+    problem_statement: Annotated[str, AfterValidator(_given)]
     hints_text: str | None = ""
     created_at: Annotated[str, BeforeValidator(str)] = ""
     version: Annotated[str, BeforeValidator(_text)] = ""
-    FAIL_TO_PASS: Tests = Field(default_factory=list)
-    PASS_TO_PASS: Tests = Field(default_factory=list)
+    FAIL_TO_PASS: Tests
+    PASS_TO_PASS: Tests
     environment_setup_commit: str | None = None
 
 
@@ -119,7 +132,7 @@ def _rows(path: Path, error: type[BenchError] | type[UsageError]) -> Iterator[tu
         try:
             yield f"line {n}", json.loads(line)
         except json.JSONDecodeError as exc:
-            raise error(path, f"line {n}", f"not JSON: {exc.msg}") from None
+            raise error(path, f"line {n}", f"not JSON: {exc.msg} (column {exc.colno})") from None
 
 
 def _keyed(whole: dict[str, Any]) -> Iterator[tuple[str, Any]]:

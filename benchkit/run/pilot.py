@@ -64,8 +64,10 @@ from benchkit.workspace.git import (
     diff,
     exclude,
     ignored_files,
+    leave_out,
     reader,
     snapshot,
+    untracked,
 )
 from benchkit.workspace.proc import ProcError
 from benchkit.workspace.processes import process_start
@@ -101,6 +103,8 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
             )
             if pilot.instance.path is not None and pilot.instance.path.parent == pilot.worktree:
                 exclude(pilot.git_dir, pilot.instance.path.name)  # not the arm's
+            # nor what an install wrote in the tree (setuptools' *.egg-info/)
+            leave_out(pilot.git_dir, untracked(pilot.worktree, pilot.git_dir, repo.base_sha))
             verify.prepare_clean_tree(pilot, log)  # before the arm: out of its reach
         stage("baseline")
         with clock.stage("baseline"):

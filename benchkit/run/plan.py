@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from benchkit.arms.command import CommandArm
+from benchkit.arms.prediction import Predicted
 from benchkit.arms.protocol import Arm
 from benchkit.arms.registry import arm_digest, resolve_arm
 from benchkit.bench.bench_file import Bench
@@ -85,6 +86,7 @@ def plan(
             )
         )
     _vars_taken(plans)
+    _predictions_match(plans)
     return plans
 
 
@@ -119,6 +121,24 @@ def _vars_taken(plans: list[Plan]) -> None:
     if given and not any(isinstance(p.arm, CommandArm) for p in plans):
         arms = ", ".join(sorted({p.spec.arm for p in plans}))
         raise ArmError(arms, "--var", f"no arm here takes variables (given: {given[0]})")
+
+
+def _predictions_match(plans: list[Plan]) -> None:
+    """Raises `ArmError` for a `prediction:FILE` arm with a prediction for none of the
+    matrix's benches (their ids and the file's do not meet: a mistake, not a result)."""
+    arms: dict[str, list[Predicted]] = {}
+    for p in plans:
+        if isinstance(p.arm, Predicted):
+            arms.setdefault(p.spec.arm, []).append(p.arm)
+    for name, predicted in arms.items():
+        if all(a.prediction is None for a in predicted):
+            wanted = sorted({a.instance_id for a in predicted})
+            raise ArmError(
+                name,
+                "",
+                f"no prediction for any of the benches' instances ({', '.join(wanted[:3])}"
+                f"{', ...' if len(wanted) > 3 else ''})",
+            )
 
 
 def known_flaky(bench: Bench, repo: Repository, made: Recipe) -> frozenset[tuple[str, str]]:

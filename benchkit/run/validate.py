@@ -75,6 +75,7 @@ def _side(
     )
     add_worktree(repo.mirror, sha, worktree)
     instance = None
+    logs.mkdir(parents=True, exist_ok=True)
     try:
         log = logs / "environment.log"
         try:

@@ -34,6 +34,8 @@ from benchkit.bench.swebench import (
 )
 from benchkit.errors import BenchError, UsageError
 from benchkit.store.atomic import replace_whole
+from benchkit.workspace.git import missing_commits
+from benchkit.workspace.proc import ProcError
 
 # SWE-bench's own: files of a test patch that are data, not tests to run
 NOT_TESTS = (
@@ -87,6 +89,7 @@ def benches(
     where = {name: _where(value) for name, value in repos_given(repos).items()}
     runs_with = read_environments(Path(environments))
     planned = [_bench(source, i, where, runs_with, hints) for i in found]
+    _commits_there(source, found, where)
     folder = Path(out)
     written = []
     for instance, toml in zip(found, planned, strict=True):
@@ -100,9 +103,32 @@ def benches(
 
 
 def _where(value: str) -> str:
-    """A mirror given by its path, made absolute (the bench may be read elsewhere)."""
+    """A mirror given by its path, made absolute (the bench may be read elsewhere); a
+    path that names nothing is a `UsageError` (a URL is taken as it is)."""
     local = Path(value).expanduser()
-    return str(local.resolve()) if local.exists() else value
+    if local.exists():
+        return str(local.resolve())
+    if "://" not in value and not re.match(r"^[\w.-]+@[\w.-]+:", value):  # not scp-like
+        raise UsageError("--repo", value, "no such folder (give a local mirror or a clone URL)")
+    return value
+
+
+def _commits_there(source: Path, instances: Sequence[Instance], where: Mapping[str, str]) -> None:
+    """Each instance's base commit, in its repository's local mirror (a URL's are
+    checked when the benches are planned); one missing is a `BenchError`."""
+    for repo, place in where.items():
+        own = [i for i in instances if i.repo == repo]
+        if not own or not Path(place).exists():
+            continue
+        try:
+            missing = missing_commits(Path(place), [i.base_commit for i in own])
+        except ProcError as exc:
+            raise UsageError("--repo", place, f"not a git repository: {exc}") from None
+        if missing:
+            first = next(i for i in own if i.base_commit == missing[0])
+            raise BenchError(
+                source, f"{first.instance_id}: base_commit", f"no such commit in {place}"
+            )
 
 
 def _bench(
@@ -122,6 +148,8 @@ def _bench(
         raise bad(
             "repo", f"no mirror given for {instance.repo} (--repo {instance.repo}=PATH_OR_URL)"
         )
+    if not instance.version:
+        raise bad("version", "none given: the version is the key of its environment")
     environment = runs_with.get((instance.repo, instance.version))
     if environment is None:
         raise bad(

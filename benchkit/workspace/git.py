@@ -198,6 +198,13 @@ def _fetched(url: str) -> Path:
     return mirror
 
 
+def missing_commits(repo: Path, shas: Sequence[str]) -> list[str]:
+    """Those of `shas` that name no commit of the repository at `repo` (one git call)."""
+    asked = "".join(f"{sha}^{{commit}}\n" for sha in shas)
+    out = git("cat-file", "--batch-check", cwd=repo, input_text=asked).splitlines()
+    return [sha for sha, line in zip(shas, out, strict=True) if line.endswith(" missing")]
+
+
 def resolve(mirror: Path, ref: str) -> str | None:
     try:
         return git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=mirror).strip()
@@ -399,6 +406,17 @@ def exclude(git_dir: Path, folder: str) -> None:
         handle.write(f"{folder}\n")
 
 
+def leave_out(git_dir: Path, paths: Sequence[str]) -> None:
+    """Leave what the environment wrote in the worktree before the arm (`untracked`:
+    folders as `folder/`, and files) out of the snapshots `git_dir` takes."""
+    for path in paths:
+        if path.endswith("/"):
+            exclude(git_dir, path.rstrip("/"))
+        else:
+            with (git_dir / "info" / "exclude").open("a") as handle:
+                handle.write(f"/{path}\n")
+
+
 def _left_out(into: Path) -> list[str]:
     try:
         return [line for line in (into / "info" / LEFT_OUT).read_text().splitlines() if line]
@@ -461,6 +479,20 @@ def ignored_files(worktree: Path, into: Path, tree: str) -> list[str]:
         listed = git(*work, "ls-files", "-z", "-o", "-i", "--exclude-standard", cwd=worktree, **env)
     left = tuple(f"{folder}/" for folder in _left_out(into))
     return sorted(p for p in listed.split("\0") if p and not p.startswith(left))
+
+
+def untracked(worktree: Path, into: Path, tree: str) -> list[str]:
+    """What the worktree holds that `tree` does not and git does not ignore (a folder
+    whole, as `folder/`), sorted: before the arm, what its environment's install wrote
+    (setuptools' `*.egg-info/`)."""
+    work = ["--git-dir", str(into), "--work-tree", str(worktree)]
+    with tempfile.TemporaryDirectory(prefix="benchkit-index-", dir=into) as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        git(*work, "read-tree", tree, cwd=worktree, **env)
+        listed = git(
+            *work, "ls-files", "-z", "-o", "--directory", "--exclude-standard", cwd=worktree, **env
+        )
+    return sorted(p for p in listed.split("\0") if p)
 
 
 def _unstage(work: list[str], worktree: Path, env: dict[str, str], folders: list[str]) -> None:

@@ -82,8 +82,9 @@ def test_a_parquet_export_of_lists_and_a_numeric_version_is_read(tmp_path: Path)
     [
         ({"FAIL_TO_PASS": "[not json"}, "acme__widgets-1: FAIL_TO_PASS", "neither a list"),
         ({"base_commit": None}, "acme__widgets-1: base_commit", "valid string"),
-        ({"repo": "widgets"}, "acme__widgets-1: repo", "pattern"),
-        ({"problem_statement": ""}, "acme__widgets-1: problem_statement", "at least 1"),
+        ({"repo": "widgets"}, "acme__widgets-1: repo", "'widgets' is not OWNER/NAME"),
+        ({"problem_statement": ""}, "acme__widgets-1: problem_statement", "is empty"),
+        ({"test_patch": " "}, "acme__widgets-1: test_patch", "is empty"),
     ],
 )
 def test_a_bad_instance_is_one_line_naming_the_file_the_instance_and_the_field(
@@ -97,13 +98,14 @@ def test_a_bad_instance_is_one_line_naming_the_file_the_instance_and_the_field(
 
 
 def test_a_missing_field_a_broken_line_and_a_repeated_instance_are_named(tmp_path: Path) -> None:
-    row = instance(1, as_strings=True)
-    del row["patch"]
-    path = write(tmp_path, "jsonl", [row])
-    with pytest.raises(BenchError, match=r"acme__widgets-1: patch: Field required"):
-        read_instances(path)
+    for field in ("patch", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS"):
+        row = instance(1, as_strings=True)
+        del row[field]
+        path = write(tmp_path, "jsonl", [row])
+        with pytest.raises(BenchError, match=rf"acme__widgets-1: {field}: Field required"):
+            read_instances(path)
     path.write_text(json.dumps(instance(1, as_strings=True)) + "\n{oops\n")
-    with pytest.raises(BenchError, match=r"instances.jsonl: line 2: not JSON"):
+    with pytest.raises(BenchError, match=r"instances.jsonl: line 2: not JSON: .* \(column 2\)"):
         read_instances(path)
     path.write_text(
         json.dumps(instance(1, as_strings=True)) * 1

@@ -369,3 +369,67 @@ def test_validation_finds_an_instance_whose_gold_fails_invalid_and_the_summary_c
         "unvalidated_ids": [],
     }
     assert report.lines()[0].startswith("human: 1 of 2 resolved (1 of 1 valid)")
+
+
+def test_a_mistaken_input_is_one_line_before_anything_runs(case: Case, tmp_path: Path) -> None:
+    """A mirror path that names nothing, a base commit the mirror lacks, a predictions
+    file whose ids meet none of the benches: one line, exit 2, nothing written."""
+    rows = [json.loads(line) for line in (case.folder / "instances.jsonl").read_text().splitlines()]
+    instances = tmp_path / "instances.jsonl"
+    instances.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    env = str(case.folder / "environments.toml")
+    out = tmp_path / "benches"
+    done = benchkit_cli(
+        "swebench", "benches", str(instances), "--repo", f"acme/widgets={tmp_path / 'nowhere'}",
+        "--environments", env, "--out", str(out),
+    )  # fmt: skip
+    assert (done.returncode, done.stderr.count("\n")) == (2, 1), done.stderr
+    assert "--repo: " in done.stderr and "no such folder" in done.stderr
+    rows[1]["base_commit"] = "0" * 40
+    instances.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = benchkit_cli(
+        "swebench", "benches", str(instances), "--repo", f"acme/widgets={case.folder / 'widgets'}",
+        "--environments", env, "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode == 2 and not out.exists()
+    assert f"instances.jsonl: {I2}: base_commit: no such commit in" in done.stderr
+    other = tmp_path / "other.jsonl"
+    other.write_text(
+        json.dumps({"instance_id": "x__y-9", "model_name_or_path": "m", "model_patch": "x"})
+    )
+    done = benchkit_cli(
+        "pilot",
+        "--bench",
+        str(case.benches[0]),
+        "--arm",
+        f"prediction:{other}",
+        store=tmp_path / "s",
+    )
+    assert (
+        done.returncode == 2
+        and "no prediction for any of the benches' instances (acme__widgets-1)" in done.stderr
+    )
+    assert not (tmp_path / "s" / "runs").exists()
+
+
+def test_an_instance_a_file_lacks_is_its_models_incomplete_instance(
+    case: Case, tmp_path: Path
+) -> None:
+    """A predictions file with no prediction for one of the benches: that run is
+    `no_prediction`, its model the file's, and the summary counts it incomplete."""
+    only = tmp_path / "only-1.jsonl"
+    only.write_text((case.folder / "model-a.jsonl").read_text().splitlines()[0] + "\n")
+    store = tmp_path / "store"
+    runs = benchkit.pilot(
+        [str(b) for b in case.benches], arm=f"prediction:{only}", store=store, run_set="o"
+    )
+    lacking = next(r for r in runs if r.bench == I2)
+    assert (lacking.failure_kind, lacking.spec.model) == ("no_prediction", "org/model-a")
+    written = benchkit.swebench.report("o", out=tmp_path / "report", store=store)
+    assert list(written.summaries) == ["org__model-a"]
+    ((_, said),) = written.summaries.values()
+    assert (said["incomplete_ids"], said["submitted_ids"], said["resolved_ids"]) == (
+        [I2],
+        [I1],
+        [I1],
+    )

@@ -464,3 +464,42 @@ def test_the_found_python_is_remembered_until_a_path_folder_changes(
         assert environment._system_python("3.11") == (version, path)
         assert gone.read_text().split("\n")[1] == version
     environment._system_python.cache_clear()
+
+
+def test_a_bench_installed_editable_validates(tmp_path: Path) -> None:
+    """Validation makes an editable install on each side, as a pilot does: its log
+    has a folder to go in."""
+    found = benchkit.validate(str(editable_bench(tmp_path)), reruns=1)
+    assert found.lock.invalid is None and found.lock.reruns == 1
+
+
+def test_what_a_setuptools_editable_install_writes_is_not_the_arms_change(tmp_path: Path) -> None:
+    """setuptools writes `src/mpkg.egg-info/` into the tree it installs, before the arm
+    runs: files of the environment's making, in no arm's diff (a repository without a
+    .gitignore for them, as many are)."""
+    repo = tmp_path / "repo"
+    setuptools = {
+        **PACKAGE,
+        "pyproject.toml": PACKAGE["pyproject.toml"].replace(
+            'requires = ["flit_core>=3.9,<4"]\nbuild-backend = "flit_core.buildapi"',
+            'requires = ["setuptools>=69"]\nbuild-backend = "setuptools.build_meta"',
+        ),
+    }
+    base, human = make_repo(
+        repo, setuptools, {"src/mpkg/__init__.py": "def f():\n    return 1\n\n\nG = 2\n"}, "human"
+    )
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    environment = 'kind = "venv"\nextras = ["test"]\nproject = "editable"'
+    (folder / "bench.toml").write_text(
+        BENCH.format(repo=repo, base=base, human=human, environment=environment)
+    )
+    runs = {
+        r.spec.arm: r
+        for r in benchkit.pilot(str(folder), arm=["human", "noop"], store=tmp_path / "s")
+    }
+    assert runs["noop"].gate is not None and runs["noop"].gate.verdict == "pass", runs[
+        "noop"
+    ].failure_detail
+    assert (runs["noop"].diff_lines, runs["noop"].sites_unrelated) == (0, 0)
+    assert (runs["human"].sites_covered, runs["human"].sites_unrelated) == (1, 0)
