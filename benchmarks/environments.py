@@ -22,7 +22,8 @@ from pathlib import Path
 
 from benchkit.bench.find import find_bench
 from benchkit.workspace.environment import ensure, instantiate, recipe, remove
-from benchkit.workspace.git import add_worktree, prepare_repository, remove_worktree
+from benchkit.workspace.git import add_worktree, remove_worktree
+from benchkit.workspace.repository import prepare_repository
 
 TARGET_SHARE = 0.05
 TARGET_S = 1.0

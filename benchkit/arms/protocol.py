@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 
 from benchkit.bench.bench_file import Bench
 from benchkit.records import NO_REPORT, ArmReport, PilotSpec
-from benchkit.workspace.git import Repository
+from benchkit.workspace.repository import Repository
 from benchkit.workspace.sandbox import Sandbox
 
 

@@ -27,7 +27,7 @@ from benchkit.change.testrun import CommandRun, bench_environment, run_at
 from benchkit.errors import UsageError
 from benchkit.store.schema import SCHEMA_VERSION
 from benchkit.store.store import Store
-from benchkit.workspace.git import mirror_repository, resolve_ref
+from benchkit.workspace.repository import mirror_repository, resolve_ref
 
 SIDES = ("base", "head")
 FACTOR = 1.1  # a duration change smaller than this is never called one

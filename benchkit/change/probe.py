@@ -24,7 +24,8 @@ from benchkit.errors import UsageError
 from benchkit.gate.junit import CaseResult
 from benchkit.store.schema import SCHEMA_VERSION
 from benchkit.store.store import Store
-from benchkit.workspace.git import git, mirror_repository, resolve_ref
+from benchkit.workspace.git import git
+from benchkit.workspace.repository import mirror_repository, resolve_ref
 
 TEST_GLOBS = ("tests/*", "test/*", "*/tests/*", "test_*.py", "*_test.py", "*.test.*", "*.spec.*")
 DISCRIMINATES = "discriminates"

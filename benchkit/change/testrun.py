@@ -36,9 +36,10 @@ from benchkit.workspace.environment import (
     recipe,
     remove,
 )
-from benchkit.workspace.git import Repository, add_worktree, remove_worktree
+from benchkit.workspace.git import add_worktree, remove_worktree
 from benchkit.workspace.proc import ProcError
 from benchkit.workspace.recipe import EnvironmentFailure, Recipe
+from benchkit.workspace.repository import Repository
 from benchkit.workspace.venv import importable_root, interpreter
 
 REPORT_FLAG = re.compile(r"^--junit-?xml(?:=(.+))?$")

@@ -25,8 +25,9 @@ from benchkit.store.store import Store
 from benchkit.workspace.cache import locked
 from benchkit.workspace.checks import Confinement, run_checks
 from benchkit.workspace.environment import env_copy_of, instantiate, programs, remove
-from benchkit.workspace.git import Repository, add_worktree, remove_worktree
+from benchkit.workspace.git import add_worktree, remove_worktree
 from benchkit.workspace.recipe import Environment
+from benchkit.workspace.repository import Repository
 from benchkit.workspace.sandbox import Sandbox
 
 

@@ -21,8 +21,8 @@ from benchkit.bench.lock import bench_digest, lock_path, read_lock
 from benchkit.errors import ArmError, BenchError
 from benchkit.records import PilotSpec
 from benchkit.workspace.environment import recipe
-from benchkit.workspace.git import Repository, prepare_repository
 from benchkit.workspace.recipe import Recipe
+from benchkit.workspace.repository import Repository, prepare_repository
 from benchkit.workspace.sandbox import choose
 
 Unit = tuple[str, str, str, str, float | None, int]

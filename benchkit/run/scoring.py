@@ -15,13 +15,8 @@ from benchkit.records import (
     SiteResult,
 )
 from benchkit.run.plan import Plan
-from benchkit.workspace.git import (
-    Repository,
-    binary_changes,
-    diff,
-    file_lines,
-    file_text,
-)
+from benchkit.workspace.git import binary_changes, diff, file_lines, file_text
+from benchkit.workspace.repository import Repository
 
 Ahead = tuple[str, "Future[tuple[FileChange, ...]]"]  # a tree, and its diff parsed ahead
 PatchAhead = tuple[str, "Future[str]"]  # a tree, and its patch read ahead

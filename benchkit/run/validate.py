@@ -24,14 +24,9 @@ from benchkit.gate.verdict import TestRun, run_problem
 from benchkit.workspace.cache import cache_dir
 from benchkit.workspace.checks import run_checks
 from benchkit.workspace.environment import ensure, env_copy_of, instantiate, recipe, remove
-from benchkit.workspace.git import (
-    Repository,
-    add_worktree,
-    prepare_repository,
-    remove_worktree,
-    with_tests,
-)
+from benchkit.workspace.git import add_worktree, remove_worktree
 from benchkit.workspace.recipe import Environment, EnvironmentFailure
+from benchkit.workspace.repository import Repository, prepare_repository, with_tests
 
 SIDES = ("base", "human")
 

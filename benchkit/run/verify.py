@@ -30,13 +30,7 @@ from benchkit.run.record import PilotState, sandbox_of
 from benchkit.run.scoring import human_paths
 from benchkit.workspace.checks import Confinement, run_alone, run_checks
 from benchkit.workspace.environment import Instance, env_copy_of, instantiate
-from benchkit.workspace.git import (
-    add_worktree,
-    changed_paths,
-    check_out,
-    files_of,
-    with_files_of,
-)
+from benchkit.workspace.git import add_worktree, changed_paths, check_out, files_of, with_files_of
 from benchkit.workspace.proc import ProcError
 from benchkit.workspace.recipe import EnvironmentFailure
 from benchkit.workspace.sandbox import Sandbox

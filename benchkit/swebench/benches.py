@@ -34,8 +34,8 @@ from benchkit.bench.swebench import (
 )
 from benchkit.errors import BenchError, UsageError
 from benchkit.store.atomic import replace_whole
-from benchkit.workspace.git import missing_commits
 from benchkit.workspace.proc import ProcError
+from benchkit.workspace.repository import missing_commits
 
 # SWE-bench's own: files of a test patch that are data, not tests to run
 NOT_TESTS = (

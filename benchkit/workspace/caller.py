@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import ClassVar
 
 from benchkit.bench.bench_file import Bench
-from benchkit.workspace.git import Repository
 from benchkit.workspace.proc import ProcError
 from benchkit.workspace.recipe import Backend, Environment, Recipe, write_log
+from benchkit.workspace.repository import Repository
 from benchkit.workspace.venv import distributions, interpreter, project_variables, uv_env
 
 

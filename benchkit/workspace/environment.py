@@ -33,7 +33,6 @@ from benchkit.errors import BenchError
 from benchkit.workspace.cache import discard, locked
 from benchkit.workspace.caller import Caller
 from benchkit.workspace.commands import caller_path, words
-from benchkit.workspace.git import Repository
 from benchkit.workspace.node import Node
 from benchkit.workspace.proc import ProcError, capture
 from benchkit.workspace.recipe import (
@@ -46,6 +45,7 @@ from benchkit.workspace.recipe import (
     envs_dir,
     manifest,
 )
+from benchkit.workspace.repository import Repository
 from benchkit.workspace.venv import Venv, uv
 
 BACKENDS: dict[str, Backend] = {"venv": Venv(), "node": Node(), "none": Caller()}

@@ -22,7 +22,7 @@ from benchkit.bench.bench_file import Bench
 from benchkit.errors import BenchError
 from benchkit.workspace.cache import cache_dir
 from benchkit.workspace.commands import caller_path
-from benchkit.workspace.git import Repository, file_text
+from benchkit.workspace.git import file_text
 from benchkit.workspace.proc import ProcError, capture
 from benchkit.workspace.recipe import (
     RECIPE_VERSION,
@@ -34,6 +34,7 @@ from benchkit.workspace.recipe import (
     write_log,
     write_meta,
 )
+from benchkit.workspace.repository import Repository
 
 NODE_FILES = ("package.json", "package-lock.json")  # what `npm ci` installs from
 NODE_MODULES = "node_modules"

@@ -24,7 +24,7 @@ from typing import ClassVar, Literal
 from benchkit.bench.bench_file import Bench
 from benchkit.workspace.cache import cache_dir
 from benchkit.workspace.commands import caller_path
-from benchkit.workspace.git import Repository
+from benchkit.workspace.repository import Repository
 
 RECIPE_VERSION = 1  # the way benchkit builds an environment; a change makes new keys
 META = "benchkit-env.json"

@@ -30,7 +30,7 @@ from benchkit.bench.bench_file import Bench
 from benchkit.errors import BenchError
 from benchkit.workspace.cache import cache_dir
 from benchkit.workspace.commands import caller_path
-from benchkit.workspace.git import Repository, file_text
+from benchkit.workspace.git import file_text
 from benchkit.workspace.proc import ProcError, capture
 from benchkit.workspace.recipe import (
     RECIPE_VERSION,
@@ -42,6 +42,7 @@ from benchkit.workspace.recipe import (
     write_log,
     write_meta,
 )
+from benchkit.workspace.repository import Repository
 
 PROBE = "import sys; print(sys.version.split()[0], sys.executable)"
 # an interpreter of the machine's own: never a virtualenv (benchkit's), never a download

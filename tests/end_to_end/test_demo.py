@@ -13,7 +13,8 @@ import pytest
 import benchkit
 from benchkit.bench.find import find_bench
 from benchkit.bench.sites import human_sites, parse_diff
-from benchkit.workspace.git import diff, prepare_repository
+from benchkit.workspace.git import diff
+from benchkit.workspace.repository import prepare_repository
 from tests.conftest import DEMO, a_cache
 from tests.helpers import DEMO_BASE_SHA, DEMO_HUMAN_SHA
 

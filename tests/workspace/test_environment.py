@@ -309,8 +309,8 @@ def test_in_the_sandbox_the_cached_environment_is_bound_not_copied(tmp_path: Pat
 def test_a_prune_keeps_an_environment_a_pilot_binds(tmp_path: Path) -> None:
     from benchkit.bench.find import find_bench
     from benchkit.workspace.environment import ensure, instantiate, recipe, remove
-    from benchkit.workspace.git import prepare_repository
     from benchkit.workspace.inventory import prune
+    from benchkit.workspace.repository import prepare_repository
 
     bench = find_bench(_bench(tmp_path, VENV))
     environment = ensure(recipe(bench, prepare_repository(bench)), log=tmp_path / "env.log")
