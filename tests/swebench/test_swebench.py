@@ -17,6 +17,7 @@ import polars as pl
 import pytest
 
 import benchkit
+from benchkit.bench.bench_file import load_bench
 from benchkit.workspace.venv import uv
 from tests.conftest import make_repo, sh_git
 from tests.helpers import benchkit_cli
@@ -155,6 +156,28 @@ def case(tmp_path_factory: pytest.TempPathFactory) -> Case:
 def summary(case: Case, model: str) -> dict[str, Any]:
     found: dict[str, Any] = json.loads((case.report / f"org__{model}.s1.json").read_text())
     return found
+
+
+def test_an_instance_is_a_bench_whose_instruction_is_its_problem_statement(
+    case: Case, tmp_path: Path
+) -> None:
+    """What an agent arm is told: the problem statement (and the hints, when asked)."""
+    made = load_bench(case.benches[0] / "bench.toml")
+    assert made.file.instruction == "issue 1"
+    assert made.file.swebench is not None and made.file.swebench.instance_id == I1
+    assert made.file.tests is not None and made.file.tests.test_patch == "test.patch"
+    rows = [json.loads(line) for line in (case.folder / "instances.jsonl").read_text().splitlines()]
+    rows[0]["hints_text"] = "look at hi"
+    (tmp_path / "i.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    written = benchkit.swebench.benches(
+        tmp_path / "i.jsonl",
+        repos={"acme/widgets": str(case.folder / "widgets")},
+        environments=case.folder / "environments.toml",
+        out=tmp_path / "b",
+        hints=True,
+    )
+    hinted = load_bench(written[0] / "bench.toml")
+    assert hinted.file.instruction == "issue 1\n\nHints:\nlook at hi"
 
 
 def test_each_models_run_summary_is_swebenchs(case: Case) -> None:
