@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Literal, TypeVar, cast
 
 from benchkit.gate.junit import CaseResult
+from benchkit.gate.swebench import Graded
 from benchkit.gate.verdict import GateResult
 
 RunStatus = Literal["ok", "failed", "timeout", "interrupted", "crashed", "running"]
@@ -283,15 +284,25 @@ class SweBenchGrade:
     )
 
     @classmethod
-    def ungraded(cls, instance_id: str) -> SweBenchGrade:
-        """A run of the instance that left nothing to grade (or did not get so far)."""
+    def of(cls, instance_id: str, graded: Graded | None) -> SweBenchGrade:
+        """The record of a grade; with none, a run of the instance that left nothing
+        to grade (or did not get so far)."""
+        if graded is None:
+            return cls(
+                instance_id=instance_id,
+                grade=None,
+                f2p_success=(),
+                f2p_failure=(),
+                p2p_success=(),
+                p2p_failure=(),
+            )
         return cls(
             instance_id=instance_id,
-            grade=None,
-            f2p_success=(),
-            f2p_failure=(),
-            p2p_success=(),
-            p2p_failure=(),
+            grade=graded.grade,
+            f2p_success=graded.f2p_success,
+            f2p_failure=graded.f2p_failure,
+            p2p_success=graded.p2p_success,
+            p2p_failure=graded.p2p_failure,
         )
 
 

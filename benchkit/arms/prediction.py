@@ -35,10 +35,6 @@ class Predicted(Arm):
         return self.prediction.model_name_or_path if self.prediction else self.file_model
 
     @property
-    def source(self) -> Path:
-        return self.file
-
-    @property
     def made_of(self) -> bytes:
         """The instance's prediction alone: another instance's changing in the file
         leaves this run's unit as it was; its own changing grades it again."""

@@ -234,7 +234,7 @@ def run_record(pilot: PilotState, coverage: Coverage | None, keep: bool) -> Run:
 def _ungraded(p: Plan) -> SweBenchGrade | None:
     """The part of a run of a SWE-bench instance that did not reach a grade."""
     instance = p.bench.file.swebench
-    return None if instance is None else SweBenchGrade.ungraded(instance.instance_id)
+    return None if instance is None else SweBenchGrade.of(instance.instance_id, None)
 
 
 def written(pilot: PilotState, run: Run, *, last: bool) -> Run:

@@ -100,16 +100,7 @@ def swebench_graded(instance_id: str, after: TestRun, tests: Tests) -> SweBenchG
         fail_to_pass=tests.must_pass,
         pass_to_pass=tests.keep_passing,
     )
-    if graded is None:
-        return SweBenchGrade.ungraded(instance_id)
-    return SweBenchGrade(
-        instance_id=instance_id,
-        grade=graded.grade,
-        f2p_success=graded.f2p_success,
-        f2p_failure=graded.f2p_failure,
-        p2p_success=graded.p2p_success,
-        p2p_failure=graded.p2p_failure,
-    )
+    return SweBenchGrade.of(instance_id, graded)
 
 
 _MAKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-clean-tree")

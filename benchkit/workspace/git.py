@@ -176,11 +176,8 @@ LEFT_OUT = "benchkit-left-out"  # in a reader's info/: folders no snapshot holds
 def exclude(git_dir: Path, folder: str) -> None:
     """Leave a folder of the worktree (the environment's `node_modules`, say) out of
     the snapshots `git_dir` takes (see `reader`), even when the arm staged it."""
-    info = git_dir / "info"
-    info.mkdir(parents=True, exist_ok=True)
-    with (info / "exclude").open("a") as handle:
-        handle.write(f"/{folder}/\n")
-    with (info / LEFT_OUT).open("a") as handle:
+    _excluded(git_dir, f"/{folder}/")
+    with (git_dir / "info" / LEFT_OUT).open("a") as handle:
         handle.write(f"{folder}\n")
 
 
@@ -191,8 +188,14 @@ def leave_out(git_dir: Path, paths: Sequence[str]) -> None:
         if path.endswith("/"):
             exclude(git_dir, path.rstrip("/"))
         else:
-            with (git_dir / "info" / "exclude").open("a") as handle:
-                handle.write(f"/{path}\n")
+            _excluded(git_dir, f"/{path}")
+
+
+def _excluded(git_dir: Path, pattern: str) -> None:
+    info = git_dir / "info"
+    info.mkdir(parents=True, exist_ok=True)
+    with (info / "exclude").open("a") as handle:
+        handle.write(f"{pattern}\n")
 
 
 def _left_out(into: Path) -> list[str]:

@@ -388,12 +388,12 @@ PACKAGE = {
 }
 
 
-def editable_bench(tmp_path: Path) -> Path:
+def editable_bench(tmp_path: Path, files: dict[str, str] = PACKAGE) -> Path:
     """A bench of the `mpkg` package (its human adds `G`), installed editable with its
-    `test` extra."""
+    `test` extra (`files`: the package's, flit's by default)."""
     repo = tmp_path / "repo"
     base, human = make_repo(
-        repo, PACKAGE, {"src/mpkg/__init__.py": "def f():\n    return 1\n\n\nG = 2\n"}, "human"
+        repo, files, {"src/mpkg/__init__.py": "def f():\n    return 1\n\n\nG = 2\n"}, "human"
     )
     folder = tmp_path / "bench"
     folder.mkdir()
@@ -477,7 +477,6 @@ def test_what_a_setuptools_editable_install_writes_is_not_the_arms_change(tmp_pa
     """setuptools writes `src/mpkg.egg-info/` into the tree it installs, before the arm
     runs: files of the environment's making, in no arm's diff (a repository without a
     .gitignore for them, as many are)."""
-    repo = tmp_path / "repo"
     setuptools = {
         **PACKAGE,
         "pyproject.toml": PACKAGE["pyproject.toml"].replace(
@@ -485,15 +484,7 @@ def test_what_a_setuptools_editable_install_writes_is_not_the_arms_change(tmp_pa
             'requires = ["setuptools>=69"]\nbuild-backend = "setuptools.build_meta"',
         ),
     }
-    base, human = make_repo(
-        repo, setuptools, {"src/mpkg/__init__.py": "def f():\n    return 1\n\n\nG = 2\n"}, "human"
-    )
-    folder = tmp_path / "bench"
-    folder.mkdir()
-    environment = 'kind = "venv"\nextras = ["test"]\nproject = "editable"'
-    (folder / "bench.toml").write_text(
-        BENCH.format(repo=repo, base=base, human=human, environment=environment)
-    )
+    folder = editable_bench(tmp_path, setuptools)
     runs = {
         r.spec.arm: r
         for r in benchkit.pilot(str(folder), arm=["human", "noop"], store=tmp_path / "s")
