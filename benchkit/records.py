@@ -74,15 +74,75 @@ def columns(*specs: tuple[str, str, str]) -> dict[str, Stored]:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Tokens:
+    """Tokens a model read and wrote, as a tool reports them. `input` is every token
+    the model read, cached or not (a tool that counts its uncached ones apart has
+    them added back); `cached` is those read from its cache, `cache_write` those
+    written to it; `output` every token it wrote, reasoning included. None: the tool
+    did not say."""
+
+    input: int | None = None
+    cached: int | None = None
+    cache_write: int | None = None  # of input, tokens written to its cache (Anthropic's)
+    output: int | None = None
+
+    def __add__(self, other: Tokens) -> Tokens:
+        def add(a: int | None, b: int | None) -> int | None:
+            return b if a is None else a if b is None else a + b
+
+        return Tokens(
+            input=add(self.input, other.input),
+            cached=add(self.cached, other.cached),
+            cache_write=add(self.cache_write, other.cache_write),
+            output=add(self.output, other.output),
+        )
+
+    @property
+    def given(self) -> bool:
+        return self != NO_TOKENS
+
+
+NO_TOKENS = Tokens()
+
+
+@dataclass(frozen=True, kw_only=True)
 class SessionReport:
-    """One agent session, as the arm's report gives it."""
+    """One agent session, as the arm's report gives it: what the tool said, and the
+    files it edited, in the order it first edited them (`files_from` says whence:
+    the tool's own output, or the arm's commits)."""
 
     session: int  # its index in the report
     session_id: str | None = None
     status: str | None = None
     cost_usd: float | None = None
+    price_table: str | None = None  # a computed cost's table; None: reported or missing
     turns: int | None = None
     duration_s: float | None = None
+    tokens: Tokens = NO_TOKENS
+    files: tuple[str, ...] = ()
+    files_from: str | None = None  # tool or commits; None: nothing says
+
+    @property
+    def cost_source(self) -> str:
+        return cost_source(self.cost_usd, self.price_table)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArmCommit:
+    """A commit the arm made in its worktree: a step of its work (aider commits each
+    edit), in order."""
+
+    step: int  # from 0
+    sha: str
+    subject: str
+    files: tuple[str, ...]
+    session: int | None = None  # the session it belongs to, where the sessions tell
+
+
+def cost_source(cost: float | None, price_table: str | None) -> str:
+    """Where a cost came from: reported by the tool, computed from its tokens by a
+    price table, or missing."""
+    return "missing" if cost is None else "computed" if price_table else "reported"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,10 +152,43 @@ class ArmReport:
     cost_usd: float | None = field(
         default=None,
         metadata=columns(
-            ("cost_usd", "float64", "Cost the arm reported, in USD."),
-            ("cost_source", "string", "reported or missing: never invented."),
+            (
+                "cost_usd",
+                "float64",
+                "Cost in USD, as the arm reported it or computed from its tokens.",
+            ),
+            (
+                "cost_source",
+                "string",
+                "reported (by the tool), computed (from its tokens and a price table) or "
+                "missing: never a guess.",
+            ),
+            (
+                "price_table",
+                "string",
+                "The price table a computed cost used (its file and date); null otherwise.",
+            ),
         ),
     )
+    price_table: str | None = None  # the table a computed cost came from: `cost_source`
+    tokens: Tokens = field(
+        default_factory=Tokens,
+        metadata=columns(
+            (
+                "input_tokens",
+                "int64",
+                "Tokens the model read, cached or not, as the tool reported them.",
+            ),
+            ("cached_input_tokens", "int64", "Of those, tokens read from its cache."),
+            ("cache_write_tokens", "int64", "Of those, tokens written to its cache."),
+            ("output_tokens", "int64", "Tokens the model wrote, reasoning included."),
+        ),
+    )
+    model: str | None = field(
+        default=None,
+        metadata=stored("The model the tool says it ran, where it says.", name="reported_model"),
+    )
+    model_tokens: tuple[tuple[str, Tokens], ...] = ()  # by model, where the tool splits them
     sessions: int | None = field(default=None, metadata=stored("Agent sessions the arm reported."))
     sessions_accepted: int | None = field(
         default=None, metadata=stored("Sessions whose work was kept.")
@@ -121,7 +214,7 @@ class ArmReport:
 
     @property
     def cost_source(self) -> str:
-        return "reported" if self.cost_usd is not None else "missing"
+        return cost_source(self.cost_usd, self.price_table)
 
 
 NO_REPORT = ArmReport()
@@ -453,6 +546,7 @@ class Run:
         default=None, metadata=stored("Exit code of the arm's command.")
     )
     report: ArmReport = field(default=NO_REPORT, metadata=part())
+    commits: tuple[ArmCommit, ...] = ()  # the `commits` table's rows
     owner: Owner | None = field(default=None, metadata=part())
     ci_status: str | None = field(  # known only of imported records
         default=None,

@@ -54,6 +54,7 @@ class Comparison:
     sums: bool = False
     rates: frozenset[str] = frozenset(RATES)
     left_out: int = 0  # runs interrupted, crashed or running: not their arm's outcome
+    notes: tuple[str, ...] = ()  # what a figure is (a cost computed, or missing and why)
 
     def to_markdown(self) -> str:
         return comparison_table(self)
@@ -102,12 +103,16 @@ def compare(
         raise UsageError("metrics", "", f"no metric {unknown[0]!r} (known: {', '.join(available)})")
     exprs = [available[m].fill_nan(None).alias(m) for m in wanted]
     out = stopped() if "status" in schema else pl.lit(False)
-    read = lazy.select(*keys, *exprs, out.alias(STOPPED)).collect()  # once: a scan may change
+    costed = "cost" in wanted and {"cost_source", "price_table", "warnings"} <= set(schema)
+    sources = [pl.col(c).alias(f"_{c}") for c in COST_SOURCE] if costed else []
+    read = lazy.select(*keys, *exprs, *sources, out.alias(STOPPED)).collect()  # once
     left_out = int(read[STOPPED].sum())
     if read.height == left_out:
         why = f": the {_counted(left_out, 'run')} given did not finish" if left_out else ""
         raise UsageError("compare", "", f"no runs to compare{why or ': the selection is empty'}")
-    chosen = read.filter(~pl.col(STOPPED)).drop(STOPPED).lazy()
+    kept = read.filter(~pl.col(STOPPED)).drop(STOPPED)
+    notes = cost_notes(kept, keys) if costed else ()
+    chosen = kept.drop(f"_{c}" for c in COST_SOURCE if costed).lazy()
     grouped = _summaries(chosen, keys, wanted)
     samples = _resampled(chosen, keys, [m for m in wanted if m not in rates])
     rows = []
@@ -144,7 +149,36 @@ def compare(
         sums=sums,
         rates=frozenset(rates & set(wanted)),
         left_out=left_out,
+        notes=notes,
     )
+
+
+COST_SOURCE = ("cost_source", "price_table", "warnings")  # what says what a cost is
+
+
+def cost_notes(rows: pl.DataFrame, keys: Sequence[str]) -> tuple[str, ...]:
+    """What the cost column's figures are, where not all the tools' own: the groups
+    whose costs were computed from tokens (by which price table: an estimate), and
+    those with runs whose cost is missing, with the first run's reason."""
+    notes = []
+    for group in rows.partition_by(list(keys), maintain_order=True):
+        name = " ".join(str(group[k][0]) for k in keys)
+        computed = group.filter(pl.col("_cost_source") == "computed")
+        if computed.height:
+            tables = ", ".join(sorted(set(computed["_price_table"].drop_nulls())))
+            notes.append(
+                f"cost of {name}: computed from its tokens with the price table {tables} "
+                f"({computed.height} of {group.height} runs), an estimate, not a bill."
+            )
+        missing = group.filter(pl.col("_cost_source") == "missing")
+        if missing.height:
+            said = [w for ws in missing["_warnings"].drop_nulls() for w in ws]
+            why = next((w for w in said if w.startswith("cost missing")), "the tool gave none")
+            notes.append(
+                f"cost of {name}: missing for {missing.height} of {group.height} runs "
+                f"({why.removeprefix('cost missing: ')})."
+            )
+    return tuple(notes)
 
 
 def _summaries(values: pl.LazyFrame, keys: Sequence[str], wanted: Sequence[str]) -> pl.DataFrame:
@@ -390,6 +424,8 @@ def comparison_cells(comparison: Comparison) -> tuple[list[str], list[list[objec
             f" {_counted(comparison.left_out, 'run')} left out: interrupted, crashed or still "
             "running, which says nothing of the arm (run the set again to finish them)."
         )
+    if comparison.notes:
+        note += "\n\n" + "\n".join(f"- {n}" for n in comparison.notes)
     return header, body, note
 
 

@@ -33,6 +33,12 @@ def _cost(value: float | None) -> str:
     return "-" if value is None else f"${value:.4f}"
 
 
+def cost_cell(row: Mapping[str, Any]) -> str:
+    """A run's cost, `computed` where a price table made it from the tool's tokens."""
+    said = _cost(row.get("cost_usd"))
+    return f"{said} computed" if row.get("cost_source") == "computed" else said
+
+
 def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
@@ -101,7 +107,7 @@ def cells(row: Mapping[str, Any], header: Sequence[str]) -> list[str]:
         "gate": _text(row.get("test_verdict")),
         "resolved": _text(resolved_word(row)),
         "tampered": _text(len(row.get("tampered") or []) or None),
-        "cost": _cost(row.get("cost_usd")),
+        "cost": cost_cell(row),
         "covered": _of(row.get("sites_covered"), row.get("sites_total")),
         "matched": _of(row.get("sites_matched"), row.get("sites_total")),
         "unrelated": _text(row.get("sites_unrelated")),
@@ -157,7 +163,7 @@ def line(row: Mapping[str, Any], show: Sequence[str] = ()) -> str:
     if touched := tampering(row):
         gate += f"tampered {touched}  "
     if row.get("cost_usd") is not None:
-        gate += f"cost {_cost(row['cost_usd'])}  "
+        gate += f"cost {cost_cell(row)}  "
     return (
         f"{name(row, show)}: {status}  {checks}  {gate}"
         f"covered {row.get('sites_covered')}/{row.get('sites_total')}  "

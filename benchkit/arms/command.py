@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -20,7 +21,7 @@ from pathlib import Path
 from benchkit.arms.failures import classify
 from benchkit.arms.protocol import Arm, ArmContext, ArmOutcome
 from benchkit.arms.reports import read_report
-from benchkit.bench.arm_file import ArmDefinition, ClaudeCodeReport, JsonPathReport, load_arm
+from benchkit.bench.arm_file import AgentReport, ArmDefinition, JsonPathReport, load_arm
 from benchkit.bench.bench_file import Bench
 from benchkit.errors import ArmError
 from benchkit.records import ArmReport, PilotSpec, redact
@@ -69,6 +70,11 @@ class CommandArm(Arm):
     def source(self) -> Path:
         """The file the arm is made of."""
         return self.arm.path
+
+    @property
+    def scratch(self) -> tuple[str, ...]:
+        """What its file says the tool writes for itself in the worktree."""
+        return tuple(self.arm.file.scratch)
 
     def _values(self, context: ArmContext) -> dict[str, str]:
         spec = context.spec
@@ -164,7 +170,7 @@ class CommandArm(Arm):
     ) -> ArmReport:
         spec = self.arm.file.report
         file_text = None
-        if isinstance(spec, JsonPathReport | ClaudeCodeReport) and spec.file:
+        if isinstance(spec, JsonPathReport | AgentReport) and spec.file:
             path = Path(fill(spec.file, values))
             path = path if path.is_absolute() else context.worktree / path
             if path.is_file():
@@ -201,6 +207,13 @@ def command_arm(value: str, path: Path, bench: Bench, spec: PilotSpec) -> Comman
         raise ArmError(path, "command", "passes {max_cost} to the tool: give --max-cost")
     if "model" in used and not (spec.model or file.model):
         raise ArmError(path, "command", "passes {model} to the tool: give --model")
+    for program in file.programs:
+        if shutil.which(program) is None:
+            raise ArmError(
+                path,
+                "command",
+                f"needs {program} on PATH: not found (install it, or put a stand-in first on PATH)",
+            )
     label = spec.executor or file.default_executor or next(iter(file.executors), "local")
     if file.executors and label not in file.executors:
         raise ArmError(

@@ -26,6 +26,10 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("rate_limit", re.compile(r"\b429\b|\b529\b|rate[ _-]?limit|overloaded|too many requests")),
     (
+        "turn_limit",
+        re.compile(r"error_max_turns|max(imum)? (session )?turns|turn limit|fatalturnlimited"),
+    ),
+    (
         "context_overflow",
         re.compile(
             r"prompt is too long|context[ _-]?(length|window)|maximum context|"
@@ -40,6 +44,7 @@ RETRYABLE = {
     "crash": False,
     "budget": False,
     "auth": False,
+    "turn_limit": False,
     "context_overflow": False,
     "other": False,
 }
@@ -86,7 +91,8 @@ def classify(
             return Failure(kind=kind, retryable=RETRYABLE[kind], detail=_detail(report, log, kind))
     if exit_code is not None and exit_code != 0:
         how = f"killed by signal {-exit_code}" if exit_code < 0 else f"exited {exit_code}"
-        return Failure(kind="crash", retryable=False, detail=f"the arm {how}")
+        said = f": {report.error[:300]}" if report.error else ""
+        return Failure(kind="crash", retryable=False, detail=f"the arm {how}{said}")
     return Failure(
         kind="other", retryable=False, detail=report.error or "the arm reported an error"
     )

@@ -3,7 +3,8 @@
 An arm is an `Arm`: a `name` and `run(context) -> ArmOutcome` of its own (`run` never
 raises for the tool's own failures, it says how the arm ended), and the members a
 pilot asks of every arm, each with its default: the `executor` it runs as, the
-`model` its file names, the `source` file it is made of, whether it is `simulated`.
+`model` its file names, the `source` file it is made of, the `scratch` files it
+writes for itself, whether it is `simulated`.
 """
 
 from __future__ import annotations
@@ -69,6 +70,12 @@ class Arm:
     def made_of(self) -> bytes | None:
         """What its digest is of: its source file's bytes by default."""
         return None if self.source is None else self.source.read_bytes()
+
+    @property
+    def scratch(self) -> tuple[str, ...]:
+        """What it writes in the worktree for itself (a cache, a history), as git
+        patterns: left out of its change."""
+        return ()
 
     @property
     def simulated(self) -> bool:

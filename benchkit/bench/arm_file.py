@@ -5,18 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, model_validator
 
 from benchkit.bench.files import Command, Seconds, Strict, validated
 from benchkit.bench.names import NAME
 from benchkit.errors import ArmError
 
 
-class ClaudeCodeReport(Strict):
-    """The result message of `claude -p --output-format json` or `stream-json`, read
-    from the arm's stdout, or from a file in the worktree."""
+class AgentReport(Strict):
+    """An agent CLI's own output (see `benchkit.arms.reports`): Claude Code's result
+    message, Codex's JSON events, aider's text, Gemini CLI's JSON, OpenCode's JSON
+    events; read from the arm's stdout, or from a file in the worktree."""
 
-    adapter: Literal["claude-code"]
+    adapter: Literal["claude-code", "codex", "aider", "gemini-cli", "opencode"]
     file: str | None = None
 
 
@@ -72,7 +73,7 @@ class NoReport(Strict):
     adapter: Literal["none"]
 
 
-Report = Annotated[ClaudeCodeReport | JsonPathReport | NoReport, Field(discriminator="adapter")]
+Report = Annotated[AgentReport | JsonPathReport | NoReport, Field(discriminator="adapter")]
 
 
 class Executor(Strict):
@@ -88,6 +89,13 @@ class ArmEnv(Strict):
     allow: list[str] = Field(default_factory=list)  # passed through from benchkit's
     secret: list[str] = Field(default_factory=list)  # passed through, values redacted
     set: dict[str, str] = Field(default_factory=dict)
+
+
+def _scratch(pattern: str) -> str:
+    parts = pattern.strip("/").split("/")
+    if not pattern.strip("/") or ".." in parts or pattern.startswith("/") or "\n" in pattern:
+        raise ValueError(f"{pattern!r} is no pattern of the worktree's own files")
+    return pattern
 
 
 class ArmFile(Strict):
@@ -106,11 +114,23 @@ class ArmFile(Strict):
     timeout: Annotated[Seconds, Field(gt=0)] = 1800.0
     grace: Annotated[Seconds, Field(ge=0)] = 10.0
     network: StrictBool = True  # in the sandbox: false gives the tool no network
+    # what the tool writes in the worktree for itself (a cache, a history), as git
+    # patterns from the worktree's root: left out of its change
+    scratch: list[Annotated[str, AfterValidator(_scratch)]] = Field(default_factory=list)
     vars: dict[str, str] = Field(default_factory=dict)
     env: ArmEnv = Field(default_factory=ArmEnv)
     executors: dict[str, Executor] = Field(default_factory=dict)
     default_executor: str | None = None  # else the first of `executors`
     report: Report = Field(default_factory=lambda: NoReport(adapter="none"))
+
+    @property
+    def programs(self) -> tuple[str, ...]:
+        """The programs it starts by name, to be found on PATH: its setup's, or its
+        command's when no setup comes first (a setup may install it); a shell line's
+        first word may be the shell's own (`cd`, `FOO=1`), so only a list's."""
+        steps = self.setup or [self.command]
+        firsts = (c[0] for c in steps if isinstance(c, list))
+        return tuple(dict.fromkeys(p for p in firsts if "/" not in p and "{" not in p))
 
     @model_validator(mode="after")
     def _default_executor_declared(self) -> ArmFile:

@@ -36,6 +36,7 @@ for command in (
     change.probe,
     benches.benches,
     benches.arms,
+    benches.prices,
     benches.bench_group,
     swebench.swebench_group,
     env.env,

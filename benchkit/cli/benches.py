@@ -20,9 +20,33 @@ def benches() -> None:
 
 @click.command()
 def arms() -> None:
-    """List the built-in arms and the bundled arm files."""
+    """List the built-in arms and the bundled arm files, with what each arm file's
+    tool needs on PATH and in the environment, and whether it is here."""
+    from benchkit.arms.registry import arm_needs
+
+    needs = arm_needs()
     for name, what in benchkit.list_arms().items():
         click.echo(f"{name:<18} {what}")
+        if name in needs and (said := needs[name].said()):
+            click.echo(f"{'':<18} {said}")
+
+
+@click.command()
+def prices() -> None:
+    """List the price table a cost from tokens is computed with: US dollars per
+    million tokens, by model (benchkit's, with the file BENCHKIT_PRICES names)."""
+    from benchkit.bench.price_file import price_table
+
+    table = price_table()
+    click.echo(f"{'model':<22} {'input':>8} {'cached':>8} {'cache write':>11} {'output':>8}  table")
+    for name, price in sorted(table.models.items()):
+        cached, written = (
+            "-" if v is None else f"{v:g}" for v in (price.cached_input, price.cache_write)
+        )
+        click.echo(
+            f"{name:<22} {price.input:>8g} {cached:>8} {written:>11} {price.output:>8g}"
+            f"  {table.dated[name]}"
+        )
 
 
 @click.group(name="bench")

@@ -16,7 +16,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from benchkit.arms.cost import costed
 from benchkit.arms.protocol import ArmContext, ArmOutcome, Secretive
+from benchkit.arms.sessions import commits_of, with_edits
 from benchkit.errors import StoreError
 from benchkit.gate.tampering import telling_first
 from benchkit.records import (
@@ -61,10 +63,13 @@ from benchkit.workspace.environment import (
 )
 from benchkit.workspace.git import (
     add_worktree,
+    commits_between,
     diff,
     exclude,
+    head_of,
     ignored_files,
     leave_out,
+    matches,
     reader,
     snapshot,
     untracked,
@@ -105,6 +110,7 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
                 exclude(pilot.git_dir, pilot.instance.path.name)  # not the arm's
             # nor what an install wrote in the tree (setuptools' *.egg-info/)
             leave_out(pilot.git_dir, untracked(pilot.worktree, pilot.git_dir, repo.base_sha))
+            leave_out(pilot.git_dir, p.arm.scratch)  # what the tool keeps for itself
             verify.prepare_clean_tree(pilot, log)  # before the arm: out of its reach
         stage("baseline")
         with clock.stage("baseline"):
@@ -145,19 +151,51 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
                     p.repository, pilot.git_dir, pilot.tree, pilot.secrets
                 )
                 ignored = ignored_files(pilot.worktree, pilot.git_dir, pilot.tree)
-                written = (f for f in ignored if f not in pilot.ignored_before)
+                scratch = p.arm.scratch  # the tool's own, not its work
+                written = (
+                    f for f in ignored if f not in pilot.ignored_before and not matches(f, scratch)
+                )
                 pilot.ignored_written = tuple(telling_first(written))
+                pilot.committed = _commits(pilot)
             except ProcError as exc:  # a full disk, or a worktree git cannot read
                 full = "No space left on device" in exc.stderr
                 detail = f"git cannot read the worktree the arm left: {exc}"
                 kind = "disk" if full else "worktree"
                 pilot.outcome = ArmOutcome(ok=False, failure_kind=kind, detail=detail)
-    outcome = pilot.outcome
+    pilot.outcome = outcome = _accounted(pilot)
     pilot.status = "ok" if outcome.ok else ("timeout" if outcome.timed_out else "failed")
     if outcome.ok:
         stage("verify")
         with clock.stage("verify"):
             verify.verify(pilot, stage)
+
+
+def _commits(pilot: PilotState) -> list[tuple[str, str, tuple[str, ...]]]:
+    """The commits the arm made in its worktree, oldest first; none, and a warning,
+    where its HEAD names no commit benchkit can read (the arm's own doing)."""
+    base = pilot.plan.repository.base_sha
+    head = head_of(pilot.worktree)
+    if head is None or head == base:
+        return []
+    try:
+        return commits_between(pilot.git_dir, base, head)
+    except ProcError as exc:
+        pilot.warnings.append(f"the arm's commits cannot be read: {exc.stderr.strip()[:200]}")
+        return []
+
+
+def _accounted(pilot: PilotState) -> ArmOutcome:
+    """The arm's outcome with its report's sessions given their edits (the files its
+    tool named, or its commits) and its cost computed from its tokens where the tool
+    gave none; why a cost stays missing is a warning of the run."""
+    p, outcome = pilot.plan, pilot.outcome
+    report = outcome.report
+    pilot.commits = commits_of(pilot.committed, len(report.session_list))
+    report = with_edits(report, pilot.commits, pilot.worktree)
+    report, why = costed(report, p.spec.model or p.arm.model, p.prices)
+    if why:
+        pilot.warnings.append(why)
+    return replace(outcome, report=report)
 
 
 def execute_plan(

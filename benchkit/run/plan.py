@@ -18,6 +18,7 @@ from benchkit.arms.registry import arm_digest, resolve_arm
 from benchkit.bench.bench_file import Bench
 from benchkit.bench.find import find_bench
 from benchkit.bench.lock import bench_digest, lock_path, read_lock
+from benchkit.bench.price_file import NO_PRICES, PriceTable, price_table
 from benchkit.errors import ArmError, BenchError
 from benchkit.records import PilotSpec
 from benchkit.workspace.environment import recipe
@@ -42,6 +43,7 @@ class Plan:
     sandbox: str = "none"  # the kind its arm and checks run in (see `SANDBOXES`)
     bench_digest: str = ""  # of the bench file as planned
     arm_digest: str | None = None  # of the arm's file and vars (see `arm_digest`)
+    prices: PriceTable = NO_PRICES  # what a cost from tokens is computed with
 
     @property
     def unit(self) -> Unit:
@@ -58,6 +60,7 @@ def plan(
     `refresh_baseline`, the first pilot of each bench runs its checks at base again;
     `sandbox` is `auto`, `bwrap` or `none` (see `benchkit.workspace.sandbox.choose`)."""
     confined = choose(sandbox)
+    prices = price_table()
     ready = _ready(list(dict.fromkeys(spec.bench for spec in specs)))
     plans = []
     seen: set[str] = set()
@@ -83,6 +86,7 @@ def plan(
                 sandbox=confined,
                 bench_digest=bench_digest(bench),
                 arm_digest=arm_digest(arm, spec),
+                prices=prices,
             )
         )
     _vars_taken(plans)

@@ -22,6 +22,7 @@ from benchkit.errors import StoreError
 from benchkit.gate.verdict import GateResult
 from benchkit.records import (
     IGNORED_SHOWN,
+    ArmCommit,
     ArmReport,
     CheckResult,
     EnvironmentUsed,
@@ -111,6 +112,8 @@ class PilotState:
     tampered: tuple[tuple[str, str], ...] = ()
     swebench: SweBenchGrade | None = None
     warnings: list[str] = field(default_factory=list)
+    committed: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)  # by the arm
+    commits: tuple[ArmCommit, ...] = ()  # ... as its run keeps them
 
     @property
     def logs(self) -> Path:
@@ -214,6 +217,7 @@ def run_record(pilot: PilotState, coverage: Coverage | None, keep: bool) -> Run:
         retryable=None if ok else pilot.outcome.retryable,
         arm_exit_code=pilot.outcome.exit_code,
         report=pilot.outcome.report,
+        commits=pilot.commits,
         owner=pilot.owner,
         origin="simulated" if p.arm.simulated else "pilot",
         check_names=tuple(c.name for c in p.bench.file.checks),

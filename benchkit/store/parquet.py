@@ -20,7 +20,14 @@ from benchkit.records import Run
 from benchkit.store.atomic import temporary_file
 from benchkit.store.layout import CHECKS_NOTED, PART, made_store, noted_checks
 from benchkit.store.reads import empty_frame, read_arrow
-from benchkit.store.rows import check_rows, run_row, session_rows, site_rows, test_rows
+from benchkit.store.rows import (
+    check_rows,
+    commit_rows,
+    run_row,
+    session_rows,
+    site_rows,
+    test_rows,
+)
 from benchkit.store.schema import check_of, table_schema
 
 
@@ -113,7 +120,13 @@ def _sync_folder(folder: Path) -> None:
         os.close(handle)
 
 
-DETAILS = ("sites", "sessions", "tests", "checks")  # a run's tables beside its `runs` row
+DETAILS = (
+    "sites",
+    "sessions",
+    "commits",
+    "tests",
+    "checks",
+)  # a run's tables beside its `runs` row
 
 
 def write_details(store: Path, run: Run) -> None:
@@ -122,6 +135,7 @@ def write_details(store: Path, run: Run) -> None:
     rows = {
         "sites": site_rows(run),
         "sessions": session_rows(run),
+        "commits": commit_rows(run),
         "tests": test_rows(run.run_id, run.tests),
         "checks": check_rows(run.run_id, run.checks),
     }

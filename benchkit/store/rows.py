@@ -14,7 +14,7 @@ from typing import Any
 
 from benchkit.gate.junit import CaseResult
 from benchkit.gate.verdict import GateResult
-from benchkit.records import PHASES, CheckResult, Run, TestRecord
+from benchkit.records import PHASES, CheckResult, Run, TestRecord, Tokens
 from benchkit.store.schema import SCHEMA_VERSION, stored_fields, stored_names
 
 
@@ -61,7 +61,24 @@ def _phases(run: Any) -> dict[str, Any]:
 
 
 def _cost(report: Any) -> dict[str, Any]:
-    return {"cost_usd": report.cost_usd, "cost_source": report.cost_source}
+    return {
+        "cost_usd": report.cost_usd,
+        "cost_source": report.cost_source,
+        "price_table": report.price_table,
+    }
+
+
+def _tokens(report: Any) -> dict[str, Any]:
+    return token_columns(report.tokens)
+
+
+def token_columns(tokens: Tokens) -> dict[str, Any]:
+    return {
+        "input_tokens": tokens.input,
+        "cached_input_tokens": tokens.cached,
+        "cache_write_tokens": tokens.cache_write,
+        "output_tokens": tokens.output,
+    }
 
 
 def _gate(run: Any) -> dict[str, Any]:
@@ -72,6 +89,7 @@ COMPUTED: dict[str, Callable[[Any], dict[str, Any]]] = {
     "phases": _phases,
     "gate": _gate,
     "cost_usd": _cost,
+    "tokens": _tokens,
 }
 """How the fields kept as computed columns (`benchkit.records.columns`) fill them."""
 
@@ -81,7 +99,28 @@ def _owned(owner: str, fields: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def session_rows(run: Run) -> list[dict[str, Any]]:
-    return [_owned(run.run_id, asdict(s)) for s in run.report.session_list]
+    return [
+        _owned(
+            run.run_id,
+            {
+                "session": s.session,
+                "session_id": s.session_id,
+                "status": s.status,
+                "cost_usd": s.cost_usd,
+                "cost_source": s.cost_source,
+                "turns": s.turns,
+                "duration_s": s.duration_s,
+                **token_columns(s.tokens),
+                "files": list(s.files),
+                "files_from": s.files_from,
+            },
+        )
+        for s in run.report.session_list
+    ]
+
+
+def commit_rows(run: Run) -> list[dict[str, Any]]:
+    return [_owned(run.run_id, asdict(c)) for c in run.commits]
 
 
 def gate_columns(gate: GateResult | None) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import pyarrow as pa
 from benchkit.bench.names import NAME
 from benchkit.records import STORED, Run, Stored
 
-SCHEMA_VERSION = 10  # see benchkit/store/upgrade.py for the history and the steps
+SCHEMA_VERSION = 11  # see benchkit/store/upgrade.py for the history and the steps
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -221,9 +221,42 @@ SESSION_COLUMNS: tuple[Column, ...] = (
     Column(name="session", type=pa.int32(), doc="Index of the session in the arm's report."),
     Column(name="session_id", type=pa.string(), doc="The tool's id for the session."),
     Column(name="status", type=pa.string(), doc="As the tool reports it (accepted, ...)."),
-    Column(name="cost_usd", type=pa.float64(), doc="Cost of the session, as reported."),
+    Column(
+        name="cost_usd",
+        type=pa.float64(),
+        doc="Cost of the session, as reported or computed from its tokens.",
+    ),
+    Column(name="cost_source", type=pa.string(), doc="reported, computed or missing."),
     Column(name="turns", type=pa.int32(), doc="Turns of the session, as reported."),
     Column(name="duration_s", type=pa.float64(), doc="Seconds, as reported."),
+    Column(name="input_tokens", type=pa.int64(), doc="Tokens the model read, cached or not."),
+    Column(name="cached_input_tokens", type=pa.int64(), doc="Of those, read from its cache."),
+    Column(name="cache_write_tokens", type=pa.int64(), doc="Of those, written to its cache."),
+    Column(name="output_tokens", type=pa.int64(), doc="Tokens the model wrote."),
+    Column(
+        name="files",
+        type=pa.list_(pa.string()),
+        doc="Files the session edited, in the order it first edited them.",
+    ),
+    Column(
+        name="files_from",
+        type=pa.string(),
+        doc="Whence its files: tool (its own output) or commits (the arm's); null: none said.",
+    ),
+)
+
+COMMIT_COLUMNS: tuple[Column, ...] = (
+    Column(name="run_id", type=pa.string(), doc="The run whose arm made this commit."),
+    Column(name="schema_version", type=pa.int32(), doc="Version of this schema."),
+    Column(name="step", type=pa.int32(), doc="Its place among the arm's commits, from 0."),
+    Column(name="sha", type=pa.string(), doc="The commit, in the arm's worktree."),
+    Column(name="subject", type=pa.string(), doc="The first line of its message."),
+    Column(name="files", type=pa.list_(pa.string()), doc="Files it changed."),
+    Column(
+        name="session",
+        type=pa.int32(),
+        doc="The session it belongs to, where the sessions tell; null otherwise.",
+    ),
 )
 
 FLIP_TYPE = pa.struct([("test", pa.string()), ("base", pa.string()), ("head", pa.string())])
@@ -286,6 +319,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "tests": TEST_COLUMNS,
     "sites": SITE_COLUMNS,
     "sessions": SESSION_COLUMNS,
+    "commits": COMMIT_COLUMNS,
     "ab": AB_COLUMNS,
     "probes": PROBE_COLUMNS,
 }

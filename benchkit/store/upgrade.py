@@ -29,6 +29,12 @@ Version history:
   10 runs gain SWE-bench's grade of a run of a SWE-bench instance
      (`swebench_instance`, `swebench_status` and its four lists, `swebench_f2p_success`
      ...; null before); tests gain `xfail` (null before).
+  11 runs gain their tokens (`input_tokens`, `cached_input_tokens`,
+     `cache_write_tokens`, `output_tokens`),
+     `reported_model` and `price_table` (a cost computed from tokens; null before, when
+     no cost was computed); sessions gain `cost_source` (reported where a cost was
+     given, else missing), their tokens, `files` and `files_from` (null before); a
+     new table, `commits`, the arm's commits.
 """
 
 from __future__ import annotations
@@ -92,6 +98,19 @@ def _v3_to_v4(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
     return rows.with_columns(changes)
 
 
+def _v10_to_v11(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
+    # Version 10 computed no cost: a session's cost was reported, or missing.
+    old = pl.col("schema_version") == 10
+    changes = [_bump(10).alias("schema_version")]
+    if table == "sessions":
+        given = "cost_source" in rows.collect_schema().names()
+        current = pl.col("cost_source") if given else pl.lit(None, pl.String)
+        source = pl.when(pl.col("cost_usd").is_null()).then(pl.lit("missing"))
+        derived = source.otherwise(pl.lit("reported"))
+        changes.append(pl.when(old).then(derived).otherwise(current).alias("cost_source"))
+    return rows.with_columns(changes)
+
+
 def _columns_added(version: int) -> Step:
     """The step from a version whose next only added columns: they read null."""
 
@@ -111,6 +130,7 @@ STEPS: dict[int, Step] = {
     7: _columns_added(7),
     8: _columns_added(8),
     9: _columns_added(9),
+    10: _v10_to_v11,
 }
 
 

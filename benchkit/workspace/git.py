@@ -14,7 +14,9 @@ mirror and its resolved commits are `benchkit.workspace.repository`'s.
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -182,13 +184,25 @@ def exclude(git_dir: Path, folder: str) -> None:
 
 
 def leave_out(git_dir: Path, paths: Sequence[str]) -> None:
-    """Leave what the environment wrote in the worktree before the arm (`untracked`:
-    folders as `folder/`, and files) out of the snapshots `git_dir` takes."""
+    """Leave paths of the worktree (folders as `folder/`, files, git patterns) out of
+    the snapshots `git_dir` takes: what the environment wrote before the arm
+    (`untracked`), what the arm's tool keeps there for itself (its `scratch`)."""
     for path in paths:
         if path.endswith("/"):
             exclude(git_dir, path.rstrip("/"))
         else:
             _excluded(git_dir, f"/{path}")
+
+
+def matches(path: str, patterns: Sequence[str]) -> bool:
+    """Whether a worktree path (a folder as `folder/`) is one of the git patterns
+    from its root (`.aider*`), or in one."""
+    return any(
+        fnmatch.fnmatchcase(path.rstrip("/"), p.strip("/"))
+        or path.startswith(p.strip("/") + "/")
+        or fnmatch.fnmatchcase(path, p.strip("/") + "/*")
+        for p in patterns
+    )
 
 
 def _excluded(git_dir: Path, pattern: str) -> None:
@@ -335,3 +349,56 @@ def file_lines(repo_dir: Path, sha: str, path: str) -> list[str] | None:
     """A file's lines at a commit, or None when it is not there."""
     text = file_text(repo_dir, sha, path)
     return None if text is None else text.splitlines(keepends=True)
+
+
+OBJECT_ID = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
+MOST_COMMITS = 1000  # of an arm's commits, the ones a run keeps
+
+
+def head_of(worktree: Path) -> str | None:
+    """The commit a worktree's HEAD names, read from its files (no git reads the
+    folder the arm had in hand); None when it names none."""
+    own = worktree / ".git"
+    try:
+        head = (own / "HEAD").read_text().strip()
+        for _ in range(5):  # a symbolic ref, to a ref, to a commit
+            if not head.startswith("ref:"):
+                return head if OBJECT_ID.fullmatch(head) else None
+            ref = head.removeprefix("ref:").strip()
+            path = own / ref
+            if path.is_file() and path.resolve().is_relative_to(own.resolve()):
+                head = path.read_text().strip()
+                continue
+            packed = own / "packed-refs"
+            lines = packed.read_text().splitlines() if packed.is_file() else []
+            found = [line.split()[0] for line in lines if line.endswith(f" {ref}")]
+            return found[0] if found and OBJECT_ID.fullmatch(found[0]) else None
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def commits_between(into: Path, base: str, head: str) -> list[tuple[str, str, tuple[str, ...]]]:
+    """The commits from `base` to `head`, oldest first (the first `MOST_COMMITS`):
+    each its sha, subject and the files it changed; read in `into` (see `reader`),
+    whose alternates hold what the arm committed once `snapshot` ran."""
+    listed = git(
+        "--git-dir",
+        str(into),
+        "-c",
+        "core.quotePath=false",
+        "log",
+        "--reverse",
+        "--format=%x01%H %s",
+        "--name-only",
+        "--no-renames",
+        f"{base}..{head}",
+    )
+    found: list[tuple[str, str, list[str]]] = []
+    for line in listed.splitlines():
+        if line.startswith("\x01"):
+            sha, _, subject = line[1:].partition(" ")
+            found.append((sha, subject, []))
+        elif line and found:
+            found[-1][2].append(line)
+    return [(sha, subject, tuple(files)) for sha, subject, files in found[:MOST_COMMITS]]

@@ -345,15 +345,34 @@ def test_failure_kinds_of_a_real_process(
         assert "+VERSION = 2" in Path(str(row["artifacts"]), "agent.patch").read_text()
 
 
-def test_an_arm_whose_program_is_missing_says_so(tiny: TinyRepo, tmp_path: Path) -> None:
+def test_an_arm_whose_program_is_not_on_path_is_refused_at_planning(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
     command = '["no-such-agent-cli", "-p", "{{instruction}}"]'
+    arm = _arm(tmp_path, command=command)
+    bk = Benchkit(tiny, tmp_path, arm)
+    done = bk.run()
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"benchkit: {arm}: command: needs no-such-agent-cli on PATH: not found "
+        "(install it, or put a stand-in first on PATH)"
+    )
+    assert not (tmp_path / "store" / "runs").exists()  # nothing run, nothing recorded
+
+
+def test_an_arm_whose_program_is_missing_when_it_runs_says_so(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    command = '["{{home}}/no-such-agent-cli", "-p", "{{instruction}}"]'
     bk = Benchkit(tiny, tmp_path, _arm(tmp_path, command=command))
     done = bk.run()
     assert done.returncode == 1
     row = bk.row()
     assert (row["status"], row["failure_kind"], row["retryable"]) == ("failed", "other", False)
-    assert row["failure_detail"] == "cannot start no-such-agent-cli: not found or not executable"
-    assert "cannot start no-such-agent-cli: not found or not executable" in done.stderr
+    detail = str(row["failure_detail"])
+    assert detail.startswith("cannot start ")
+    assert detail.endswith("/no-such-agent-cli: not found or not executable")
+    assert "/no-such-agent-cli: not found or not executable" in done.stderr
 
 
 @pytest.mark.parametrize("secret", ["", "sk-secret-2a9c"])

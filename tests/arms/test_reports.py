@@ -6,7 +6,7 @@ import pytest
 
 from benchkit.arms.failures import classify
 from benchkit.arms.reports import read_claude_code, read_jsonpath, read_report
-from benchkit.bench.arm_file import ClaudeCodeReport, JsonPathReport, NoReport, load_arm
+from benchkit.bench.arm_file import AgentReport, JsonPathReport, NoReport, load_arm
 from benchkit.records import NO_REPORT, ArmReport
 from tests.conftest import ROOT
 
@@ -83,7 +83,7 @@ def test_jsonpath_with_no_file_or_bad_json() -> None:
 def test_the_registry_picks_the_adapter() -> None:
     stdout = _sample("claude-json-success.json")
     assert (
-        read_report(ClaudeCodeReport(adapter="claude-code"), stdout=stdout, file_text=None).cost_usd
+        read_report(AgentReport(adapter="claude-code"), stdout=stdout, file_text=None).cost_usd
         == 0.4187
     )
     assert read_report(NoReport(adapter="none"), stdout=stdout, file_text=None) == NO_REPORT
@@ -113,7 +113,7 @@ def test_the_registry_picks_the_adapter() -> None:
             False,
         ),
         (-11, ArmReport(), "", "crash", False),
-        (0, read_claude_code(_sample("claude-json-max-turns.json")), "", "other", False),
+        (0, read_claude_code(_sample("claude-json-max-turns.json")), "", "turn_limit", False),
     ],
 )
 def test_failure_kinds(
@@ -151,13 +151,13 @@ def test_a_startup_banner_naming_a_budget_is_not_a_budget_stop() -> None:
 @pytest.mark.parametrize("cost", ["-0.5", "Infinity", "NaN", "1e300", '"lots"'])
 def test_a_cost_a_tool_could_not_have_spent_is_missing_and_said(cost: str) -> None:
     stdout = f'{{"type": "result", "subtype": "success", "total_cost_usd": {cost}}}'
-    report = read_report(ClaudeCodeReport(adapter="claude-code"), stdout=stdout, file_text=None)
+    report = read_report(AgentReport(adapter="claude-code"), stdout=stdout, file_text=None)
     assert (report.cost_usd, report.cost_source) == (None, "missing")
     assert [s.cost_usd for s in report.session_list] == [None]
     assert report.problem is not None
     assert "is not a cost in USD" in report.problem or "is not a number" in report.problem
     fine = stdout.replace(cost, "0")
-    free = read_report(ClaudeCodeReport(adapter="claude-code"), stdout=fine, file_text=None)
+    free = read_report(AgentReport(adapter="claude-code"), stdout=fine, file_text=None)
     assert (free.cost_usd, free.problem) == (0.0, None)  # nothing spent is a cost
 
 

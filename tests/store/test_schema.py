@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import benchkit
 from benchkit.bench.bench_file import load_bench
 from benchkit.bench.names import RESERVED_CHECKS
 from benchkit.change.ab import AbResult, write_ab
@@ -22,6 +23,7 @@ from benchkit.gate.summary import RunnerSummary
 from benchkit.gate.verdict import FileReruns, FirstFailure, GateResult
 from benchkit.records import (
     PHASES,
+    ArmCommit,
     ArmReport,
     CheckResult,
     EnvironmentUsed,
@@ -32,6 +34,7 @@ from benchkit.records import (
     SiteResult,
     SweBenchGrade,
     TestRecord,
+    Tokens,
     stored,
 )
 from benchkit.run.baseline import Baseline, save
@@ -41,6 +44,7 @@ from benchkit.store.rows import check_rows, run_row
 from benchkit.store.schema import (
     DECLARED_NAMES,
     RUN_COLUMNS,
+    SCHEMA_VERSION,
     TABLES,
     check_columns,
     run_columns,
@@ -141,6 +145,9 @@ def a_full_run() -> Run:
         arm_exit_code=1,
         report=ArmReport(
             cost_usd=0.05,
+            price_table="benchkit 2026-12-02",
+            tokens=Tokens(input=24763, cached=24448, cache_write=100, output=450),
+            model="gpt-5-codex",
             sessions=1,
             sessions_accepted=1,
             sessions_rejected=0,
@@ -154,11 +161,16 @@ def a_full_run() -> Run:
                     session_id="s",
                     status="accepted",
                     cost_usd=0.05,
+                    price_table="benchkit 2026-12-02",
                     turns=4,
                     duration_s=3.0,
+                    tokens=Tokens(input=24763, cached=24448, cache_write=100, output=450),
+                    files=("src/app.py",),
+                    files_from="tool",
                 ),
             ),
         ),
+        commits=(ArmCommit(step=0, sha="3" * 40, subject="fix", files=("src/app.py",), session=0),),
         owner=Owner(pid=1, host="h", process_start=2),
         resolved=False,
         sandbox="bwrap",
@@ -237,6 +249,7 @@ def test_one_row_of_every_table_through_the_builders(tmp_path: Path) -> None:
         ),
     )
     written = {"runs": "r1", "checks": "r1", "tests": "r1", "sites": "r1", "sessions": "r1"}
+    written |= {"commits": "r1"}
     written |= {"ab": "ab1", "probes": "p1"}
     assert set(written) == set(TABLES)
     for table, name in written.items():
@@ -362,3 +375,25 @@ def test_no_check_may_take_a_name_whose_status_column_is_benchkits_own(tmp_path:
     )
     with pytest.raises(BenchError, match=r"bench.toml: checks.0.name: 'swebench' is a name"):
         load_bench(bench)
+
+
+def test_a_version_10_session_reads_its_cost_as_reported_or_missing(tmp_path: Path) -> None:
+    old = pa.table(
+        {
+            "run_id": ["r1", "r1"],
+            "schema_version": pa.array([10, 10], pa.int32()),
+            "session": pa.array([0, 1], pa.int32()),
+            "session_id": ["s0", "s1"],
+            "status": ["accepted", "rejected"],
+            "cost_usd": [0.3, None],
+            "turns": pa.array([4, None], pa.int32()),
+            "duration_s": [12.0, None],
+        }
+    )
+    (tmp_path / "sessions").mkdir()
+    pq.write_table(old, tmp_path / "sessions" / "r1.parquet")
+    read = benchkit.table("sessions", tmp_path)
+    assert read["schema_version"].to_list() == [SCHEMA_VERSION] * 2
+    assert read["cost_source"].to_list() == ["reported", "missing"]  # version 10 computed none
+    assert read["files"].to_list() == [None, None]  # unknown, not "none edited"
+    assert read["input_tokens"].to_list() == [None, None]

@@ -1,0 +1,77 @@
+"""Codex, `codex exec --json`: one JSON event a line. `thread.started{thread_id}`,
+`turn.started`, `turn.completed{usage{input_tokens, cached_input_tokens,
+output_tokens}}`, `turn.failed{error{message}}`, `item.started` / `item.updated` /
+`item.completed{item{id, type, ...}}` (a `file_change` item lists its `changes`,
+each a `path` and a `kind`), and `error{message}` when the stream fails. Tokens
+only, no dollars: OpenAI's `input_tokens` count the cached ones too."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchkit.arms.reports.values import edited, integer, json_lines, text
+from benchkit.records import ArmReport, SessionReport, Tokens
+
+
+def _usage(usage: Any) -> Tokens:
+    if not isinstance(usage, dict):
+        return Tokens()
+    return Tokens(
+        input=integer(usage.get("input_tokens")),
+        cached=integer(usage.get("cached_input_tokens")),
+        output=integer(usage.get("output_tokens")),
+    )
+
+
+def _message(event: dict[str, Any]) -> str | None:
+    error = event.get("error")
+    if isinstance(error, dict):
+        return text(error.get("message")) or "the turn failed"
+    return text(event.get("message")) or text(error)
+
+
+def read_codex(stdout: str) -> ArmReport:
+    """What `codex exec --json` printed."""
+    lines = json_lines(stdout)
+    events = lines.events
+    if not events:
+        why = "no JSON events in the output (is `--json` given?)"
+        return ArmReport(problem="; ".join(p for p in (why, lines.problem) if p))
+    thread = next(
+        (text(e.get("thread_id")) for e in events if e.get("type") == "thread.started"), None
+    )
+    tokens, turns, files = Tokens(), 0, []
+    error: str | None = None
+    for event in events:
+        kind = event.get("type")
+        if kind == "turn.completed":
+            tokens, turns, error = tokens + _usage(event.get("usage")), turns + 1, None
+        elif kind == "turn.failed":
+            turns += 1
+            error = _message(event)
+        elif kind == "error":
+            error = _message(event) or "the stream failed"
+        elif kind == "item.completed" and isinstance(event.get("item"), dict):
+            item = event["item"]
+            if item.get("type") == "file_change" and item.get("status") != "failed":
+                for change in item.get("changes") or []:
+                    if isinstance(change, dict) and isinstance(change.get("path"), str):
+                        files.append(change["path"])
+    status = "failed" if error else "completed"
+    session = SessionReport(
+        session=0,
+        session_id=thread,
+        status=status,
+        turns=turns,
+        tokens=tokens,
+        files=edited(files),
+        files_from="tool",
+    )
+    return ArmReport(
+        tokens=tokens,
+        sessions=1,
+        turns=turns,
+        error=error,
+        session_list=(session,),
+        problem=lines.problem,
+    )

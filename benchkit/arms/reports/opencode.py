@@ -1,0 +1,88 @@
+"""OpenCode, `opencode run --format json`: one JSON event a line, each with `type`,
+`timestamp` and `sessionID`: `step_start`, `text`, `tool_use` (a tool `part` whose
+`state.input` names the file an `edit`, `write` or `patch` changed), `step_finish`
+(its `part` has `cost` in dollars and `tokens{input, output, reasoning,
+cache{read, write}}`: `input` the uncached ones) and `error{error{name, data}}`.
+The cost is OpenCode's estimate from its own model prices."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchkit.arms.reports.values import edited, integer, json_lines, mapping, number, text
+from benchkit.records import ArmReport, SessionReport, Tokens
+
+EDIT_TOOLS = ("edit", "write", "patch", "multiedit")
+
+
+def _tokens(tokens: Any) -> Tokens:
+    if not isinstance(tokens, dict):
+        return Tokens()
+    cache = mapping(tokens.get("cache"))
+    fresh, read, written = (
+        integer(tokens.get("input")),
+        integer(cache.get("read")),
+        integer(cache.get("write")),
+    )
+    out, reasoning = integer(tokens.get("output")), integer(tokens.get("reasoning"))
+    return Tokens(
+        input=None if fresh is None else fresh + (read or 0) + (written or 0),
+        cached=read,
+        cache_write=written,
+        output=None if out is None else out + (reasoning or 0),
+    )
+
+
+def _error(event: dict[str, Any]) -> str:
+    error = event.get("error")
+    if isinstance(error, dict):
+        data = error.get("data")
+        said = text(data.get("message")) if isinstance(data, dict) else None
+        return said or text(error.get("name")) or "an error"
+    return text(error) or "an error"
+
+
+def read_opencode(stdout: str) -> ArmReport:
+    """What `opencode run --format json` printed."""
+    lines = json_lines(stdout)
+    events = lines.events
+    if not events:
+        why = "no JSON events in the output (is `--format json` given?)"
+        return ArmReport(problem="; ".join(p for p in (why, lines.problem) if p))
+    session_id = next((text(e.get("sessionID")) for e in events if e.get("sessionID")), None)
+    tokens, steps, cost, files = Tokens(), 0, None, []
+    error: str | None = None
+    for event in events:
+        part = mapping(event.get("part"))
+        kind = event.get("type")
+        if kind == "step_finish":
+            steps += 1
+            tokens = tokens + _tokens(part.get("tokens"))
+            spent = number(part.get("cost"))
+            cost = spent if cost is None else cost + (spent or 0.0)
+        elif kind == "tool_use" and part.get("tool") in EDIT_TOOLS:
+            given = mapping(mapping(part.get("state")).get("input"))
+            path = given.get("filePath") or given.get("file_path")
+            if isinstance(path, str):
+                files.append(path)
+        elif kind == "error":
+            error = _error(event)
+    session = SessionReport(
+        session=0,
+        session_id=session_id,
+        status="error" if error else "completed",
+        cost_usd=cost,
+        turns=steps,
+        tokens=tokens,
+        files=edited(files),
+        files_from="tool",
+    )
+    return ArmReport(
+        cost_usd=cost,
+        tokens=tokens,
+        sessions=1,
+        turns=steps,
+        error=error,
+        session_list=(session,),
+        problem=lines.problem,
+    )

@@ -1,0 +1,91 @@
+"""What every report adapter reads alike: numbers that may be anything, and the
+JSON lines of a tool's event stream. Pure."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+
+def number(value: Any) -> float | None:
+    """A figure as a float; None for what is no number (a bool, a word, a list)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def integer(value: Any) -> int | None:
+    """A count; None for what is no whole number (NaN, Infinity, 2.5, a word)."""
+    read = number(value)
+    if read is None or not math.isfinite(read):
+        return None
+    return int(read) if read == int(read) else None
+
+
+def mapping(value: Any) -> dict[str, Any]:
+    """An object of the output, or an empty one where it holds something else."""
+    return value if isinstance(value, dict) else {}
+
+
+def text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def not_number(name: str, given: Any, read: float | None) -> str | None:
+    """Why a figure the report gives was not read: it is not a number."""
+    if given is None or read is not None:
+        return None
+    return f"{name} {given!r} is not a number: recorded as missing"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Lines:
+    """The JSON objects of an event stream, one a line, and what else it held."""
+
+    events: tuple[dict[str, Any], ...]
+    bad: int  # lines that opened an object and were not one (a truncated last line)
+
+    @property
+    def problem(self) -> str | None:
+        if not self.bad:
+            return None
+        return f"{self.bad} line{'s' * (self.bad != 1)} of the output not JSON (truncated?)"
+
+
+def json_lines(output: str) -> Lines:
+    """The JSON objects of a tool's output, one a line; other lines (a banner, a
+    warning) are the tool's, and a line that opens an object and breaks is counted."""
+    events: list[dict[str, Any]] = []
+    bad = 0
+    for line in output.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            bad += 1
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    return Lines(events=tuple(events), bad=bad)
+
+
+def json_object(output: str) -> dict[str, Any] | None:
+    """The whole output as one JSON object (a pretty-printed one spans lines), else
+    None."""
+    try:
+        whole = json.loads(output)
+    except json.JSONDecodeError:
+        return None
+    return whole if isinstance(whole, dict) else None
+
+
+def edited(files: list[str]) -> tuple[str, ...]:
+    """Files in the order they were first edited, each once."""
+    return tuple(dict.fromkeys(f for f in files if f))

@@ -1,0 +1,56 @@
+"""The sessions' edits: the files each session of an arm edited, as its tool says,
+or as the arm's commits show. Pure.
+
+A tool names the files it edits as it was given them (Claude Code, Codex and
+Gemini CLI by absolute path); a run names them by their path in the repository.
+Where the tool says nothing of its edits and the arm committed, the commits are the
+sessions' edits: all of them the one session's, or one a session when there are as
+many commits as sessions (an arm that commits per session).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import PurePath
+
+from benchkit.records import ArmCommit, ArmReport
+
+
+def in_repository(path: str, worktree: PurePath) -> str:
+    """A file a tool named, by its path in the repository when it is in the worktree."""
+    given = PurePath(path)
+    if given.is_absolute() and given.is_relative_to(worktree):
+        return given.relative_to(worktree).as_posix()
+    return given.as_posix().removeprefix("./")
+
+
+def commits_of(
+    found: Sequence[tuple[str, str, tuple[str, ...]]], sessions: int
+) -> tuple[ArmCommit, ...]:
+    """The arm's commits as steps, each with its session where the sessions tell."""
+
+    def session(step: int) -> int | None:
+        if sessions == 1:
+            return 0
+        return step if sessions == len(found) else None
+
+    return tuple(
+        ArmCommit(step=i, sha=sha, subject=subject, files=files, session=session(i))
+        for i, (sha, subject, files) in enumerate(found)
+    )
+
+
+def with_edits(report: ArmReport, commits: Sequence[ArmCommit], worktree: PurePath) -> ArmReport:
+    """The report with each session's files named in the repository, and taken from
+    the commits where its tool said nothing of them."""
+    sessions = []
+    for s in report.session_list:
+        files = tuple(dict.fromkeys(in_repository(f, worktree) for f in s.files))
+        mine = [c for c in commits if c.session == s.session]
+        if s.files_from is None and mine:
+            files = tuple(dict.fromkeys(f for c in mine for f in c.files))
+            sessions.append(replace(s, files=files, files_from="commits"))
+        else:
+            sessions.append(replace(s, files=files))
+    return replace(report, session_list=tuple(sessions)) if sessions else report
