@@ -38,6 +38,10 @@ class JsonPathReport(Strict):
     flaky_files: str | None = None
     over_budget: str | None = None
     error: str | None = None  # a message or code saying why the tool stopped
+    input_tokens: str | None = None  # tokens read, cached or not ...
+    cached_input_tokens: str | None = None  # ... of them read from the cache
+    output_tokens: str | None = None
+    model: str | None = None  # the model it ran, whose prices a cost from tokens takes
     session_list: str | None = None  # one item per session:
     session_id: str = "id"  # ... and the keys read in each item
     session_status: str = "status"
@@ -58,6 +62,10 @@ class JsonPathReport(Strict):
             "flaky_files",
             "over_budget",
             "error",
+            "input_tokens",
+            "cached_input_tokens",
+            "output_tokens",
+            "model",
             "session_list",
         ):
             path = getattr(self, name)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from benchkit.arms.failures import classify
 from benchkit.arms.reports import read_claude_code, read_jsonpath, read_report
 from benchkit.bench.arm_file import AgentReport, JsonPathReport, NoReport, load_arm
-from benchkit.records import NO_REPORT, ArmReport
+from benchkit.records import NO_REPORT, ArmReport, Tokens
 from tests.conftest import ROOT
 
 SAMPLES = ROOT / "tests" / "fixtures" / "reports"
@@ -204,3 +206,25 @@ def test_a_count_that_is_no_whole_number_is_missing_and_said() -> None:
     assert endless.problem is not None and "sessions nan is not a count" in endless.problem
     fine = read_report(spec, stdout="", file_text='{"cost": 0.1, "n": 3, "ok": 2.0}')
     assert (fine.sessions, fine.sessions_accepted, fine.problem) == (3, 2, None)
+
+
+def test_jsonpath_reads_tokens_and_a_model_for_a_cost_from_tokens(tmp_path: Path) -> None:
+    arm = tmp_path / "arm.toml"
+    arm.write_text(
+        'name = "mine"\ncommand = ["my-tool"]\n[report]\nadapter = "jsonpath"\n'
+        'file = "report.json"\ninput_tokens = "$.usage.prompt"\n'
+        'cached_input_tokens = "$.usage.cached"\noutput_tokens = "$.usage.completion"\n'
+        'model = "$.model"\n'
+    )
+    spec = load_arm(arm).file.report
+    assert isinstance(spec, JsonPathReport)
+    text = '{"model": "gpt-5-codex", "usage": {"prompt": 1000, "cached": 400, "completion": 50}}'
+    report = read_jsonpath(text, spec)
+    assert report.tokens == Tokens(input=1000, cached=400, output=50)
+    assert (report.model, report.cost_usd, report.problem) == ("gpt-5-codex", None, None)
+    odd = read_jsonpath('{"usage": {"prompt": "many", "completion": -3}}', spec)
+    assert odd.tokens == Tokens()
+    assert odd.problem == (
+        "input_tokens 'many' is not a count: recorded as missing; "
+        "output_tokens -3 is not a count: recorded as missing"
+    )

@@ -7,7 +7,7 @@ from typing import Any
 
 from benchkit.arms.reports.values import integer, not_number, number
 from benchkit.bench.arm_file import JsonPathReport
-from benchkit.records import ArmReport, SessionReport
+from benchkit.records import ArmReport, SessionReport, Tokens
 
 
 def _find(path: str, document: Any) -> list[Any]:
@@ -78,14 +78,29 @@ def read_jsonpath(text: str | None, spec: JsonPathReport) -> ArmReport:
             problems.append(f"{name} {bad!r} is not a count: recorded as missing")
         return value
 
+    def whole(name: str, path: str | None) -> int | None:
+        value = _first(path, document)
+        read = integer(value)
+        if value is not None and (read is None or read < 0):
+            problems.append(f"{name} {value!r} is not a count: recorded as missing")
+            return None
+        return read
+
     n = counted("sessions", spec.sessions) if spec.sessions else None
     accepted = counted("sessions_accepted", spec.sessions_accepted)
     rejected = counted("sessions_rejected", spec.sessions_rejected)
     rounds = _first(spec.feedback_rounds, document)
     if rounds is not None and integer(rounds) is None:
         problems.append(f"feedback_rounds {rounds!r} is not a count: recorded as missing")
+    model = _first(spec.model, document)
     return ArmReport(
         cost_usd=cost,
+        tokens=Tokens(
+            input=whole("input_tokens", spec.input_tokens),
+            cached=whole("cached_input_tokens", spec.cached_input_tokens),
+            output=whole("output_tokens", spec.output_tokens),
+        ),
+        model=model if isinstance(model, str) and model else None,
         sessions=n if spec.sessions else (len(sessions) if spec.session_list else None),
         sessions_accepted=accepted,
         sessions_rejected=rejected,
