@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -172,13 +173,21 @@ def cost_notes(rows: pl.DataFrame, keys: Sequence[str]) -> tuple[str, ...]:
             )
         missing = group.filter(pl.col("_cost_source") == "missing")
         if missing.height:
-            said = [w for ws in missing["_warnings"].drop_nulls() for w in ws]
-            why = next((w for w in said if w.startswith("cost missing")), "the tool gave none")
+            reasons = Counter(_why_missing(ws) for ws in missing["_warnings"].to_list())
+            why = "; ".join(
+                f"{n} of them: {reason}" if len(reasons) > 1 else reason
+                for reason, n in reasons.most_common()
+            )
             notes.append(
-                f"cost of {name}: missing for {missing.height} of {group.height} runs "
-                f"({why.removeprefix('cost missing: ')})."
+                f"cost of {name}: missing for {missing.height} of {group.height} runs ({why})."
             )
     return tuple(notes)
+
+
+def _why_missing(warnings: Sequence[str] | None) -> str:
+    """Why a run has no cost: its warning, or the tool reported none."""
+    said = (w for w in warnings or () if w.startswith("cost missing: "))
+    return next(said, "cost missing: the tool reported none").removeprefix("cost missing: ")
 
 
 def _summaries(values: pl.LazyFrame, keys: Sequence[str], wanted: Sequence[str]) -> pl.DataFrame:

@@ -115,7 +115,11 @@ def arm_cell(row: Mapping[str, Any]) -> str:
 
 
 def budget_cell(row: Mapping[str, Any]) -> str:
+    """A run's cost: `computed` where a price table made it from the tool's tokens
+    (an estimate, not the tool's word), and whether it went over its cap."""
     cell = cost_cell(row.get("cost_usd"))
+    if row.get("cost_source") == "computed" and row.get("cost_usd") is not None:
+        cell += " computed"
     return f"{cell}, over budget" if row.get("over_budget") else cell
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -33,7 +34,7 @@ def _cost(value: float | None) -> str:
     return "-" if value is None else f"${value:.4f}"
 
 
-def cost_cell(row: Mapping[str, Any]) -> str:
+def run_cost(row: Mapping[str, Any]) -> str:
     """A run's cost, `computed` where a price table made it from the tool's tokens."""
     said = _cost(row.get("cost_usd"))
     return f"{said} computed" if row.get("cost_source") == "computed" else said
@@ -107,7 +108,7 @@ def cells(row: Mapping[str, Any], header: Sequence[str]) -> list[str]:
         "gate": _text(row.get("test_verdict")),
         "resolved": _text(resolved_word(row)),
         "tampered": _text(len(row.get("tampered") or []) or None),
-        "cost": cost_cell(row),
+        "cost": run_cost(row),
         "covered": _of(row.get("sites_covered"), row.get("sites_total")),
         "matched": _of(row.get("sites_matched"), row.get("sites_total")),
         "unrelated": _text(row.get("sites_unrelated")),
@@ -163,7 +164,7 @@ def line(row: Mapping[str, Any], show: Sequence[str] = ()) -> str:
     if touched := tampering(row):
         gate += f"tampered {touched}  "
     if row.get("cost_usd") is not None:
-        gate += f"cost {cost_cell(row)}  "
+        gate += f"cost {run_cost(row)}  "
     return (
         f"{name(row, show)}: {status}  {checks}  {gate}"
         f"covered {row.get('sites_covered')}/{row.get('sites_total')}  "
@@ -255,7 +256,11 @@ def status(
     shown = [s for s in order if s in counts] + sorted(set(counts) - set(order))
     lines = [f"{len(rows)} runs: " + ", ".join(f"{counts[s]} {s}" for s in shown)]
     costs = [r["cost_usd"] for r in rows if r.get("cost_usd") is not None]
-    lines.append(f"cost so far: {_cost(sum(costs)) if costs else '-'} ({len(costs)} reported)")
+    sources = Counter(
+        r.get("cost_source") or "reported" for r in rows if r.get("cost_usd") is not None
+    )
+    said = ", ".join(f"{n} {source}" for source, n in sorted(sources.items())) or "0 reported"
+    lines.append(f"cost so far: {_cost(sum(costs)) if costs else '-'} ({said})")
     if matrices:
         queued = sum(max(m["pilots"] - m["finished"] - m["running"], 0) for m in matrices)
         lines.append(f"queued: {queued}; at work:")

@@ -11,14 +11,15 @@ string command), so an instruction holding quotes, `;`, `$(...)` or a newline is
 from __future__ import annotations
 
 import os
+import re
 import shlex
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 from benchkit.arms.failures import classify
+from benchkit.arms.needs import missing_program
 from benchkit.arms.protocol import Arm, ArmContext, ArmOutcome
 from benchkit.arms.reports import read_report
 from benchkit.bench.arm_file import AgentReport, ArmDefinition, JsonPathReport, load_arm
@@ -145,13 +146,14 @@ class CommandArm(Arm):
             finished = run(command, stdout_path=stdout)
         assert finished is not None
         report = self._report(context, values, stdout, secrets)
+        said = log.read_text(errors="replace") if log.exists() else ""
         failure = classify(
             exit_code=finished.exit_code,
             timed_out=finished.timed_out,
             interrupted=False,
             report=report,
-            log=log.read_text(errors="replace") if log.exists() else "",
-            missing=proc.program(command) if finished.not_found else None,
+            log=said,
+            missing=_missing(command, said) if finished.not_found else None,
         )
         if failure is None:
             return ArmOutcome(ok=True, exit_code=finished.exit_code, report=report)
@@ -171,8 +173,12 @@ class CommandArm(Arm):
         spec = self.arm.file.report
         file_text = None
         if isinstance(spec, JsonPathReport | AgentReport) and spec.file:
-            path = Path(fill(spec.file, values))
-            path = path if path.is_absolute() else context.worktree / path
+            given = Path(fill(spec.file, values))
+            path = given if given.is_absolute() else context.worktree / given
+            if path.is_symlink() or not (
+                given.is_absolute() or path.resolve().is_relative_to(context.worktree.resolve())
+            ):  # the tool's report, not a file it points benchkit at
+                return ArmReport(problem=f"report file {spec.file} is a link: not read")
             if path.is_file():
                 file_text = redact(path.read_text(errors="replace"), secrets)
                 kept = context.logs / f"report{path.suffix or '.txt'}"
@@ -181,6 +187,19 @@ class CommandArm(Arm):
                     path.unlink()  # the tool's report is not part of its change
         out = stdout.read_text(errors="replace") if stdout.exists() else ""
         return read_report(spec, stdout=out, file_text=file_text)
+
+
+SHELL_NOT_FOUND = re.compile(r":\s*([^:\s]+): (?:command )?not found\s*$", re.MULTILINE)
+
+
+def _missing(command: str | Sequence[str], log: str) -> str:
+    """The program that could not be started: a list's first, or the one the shell
+    running a string said it did not find (`sh: 1: tool: not found`)."""
+    if isinstance(command, str):
+        found = SHELL_NOT_FOUND.findall(log)
+        if found:
+            return str(found[-1])
+    return proc.program(command)
 
 
 def command_arm(value: str, path: Path, bench: Bench, spec: PilotSpec) -> CommandArm:
@@ -207,13 +226,13 @@ def command_arm(value: str, path: Path, bench: Bench, spec: PilotSpec) -> Comman
         raise ArmError(path, "command", "passes {max_cost} to the tool: give --max-cost")
     if "model" in used and not (spec.model or file.model):
         raise ArmError(path, "command", "passes {model} to the tool: give --model")
-    for program in file.programs:
-        if shutil.which(program) is None:
-            raise ArmError(
-                path,
-                "command",
-                f"needs {program} on PATH: not found (install it, or put a stand-in first on PATH)",
-            )
+    program = missing_program(file)
+    if program is not None:
+        raise ArmError(
+            path,
+            "command",
+            f"needs {program} on PATH: not found (install it, or put a stand-in first on PATH)",
+        )
     label = spec.executor or file.default_executor or next(iter(file.executors), "local")
     if file.executors and label not in file.executors:
         raise ArmError(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from benchkit.bench.price_file import Price, PriceTable
-from benchkit.records import ArmReport, SessionReport, Tokens
+from benchkit.records import MOST_USD, ArmReport, SessionReport, Tokens
 
 MILLION = 1_000_000
 
@@ -36,34 +36,35 @@ def dollars(tokens: Tokens, price: Price) -> float | None:
     return total / MILLION
 
 
-def _unpriced(names: list[str]) -> str:
-    which = " or ".join(repr(n) for n in names)
+def _unpriced(name: str) -> str:
     return (
-        f"cost missing: model {which} is not in the price table; add its prices to a "
+        f"cost missing: model {name!r} is not in the price table; add its prices to a "
         "file named by BENCHKIT_PRICES (see `benchkit prices`)"
     )
 
 
 def costed(report: ArmReport, model: str, table: PriceTable) -> tuple[ArmReport, str | None]:
     """The report with its cost computed from its tokens when the tool gave none (and
-    its sessions' alike), or why it cannot be: the model the tool names is priced
-    first, then the pilot's."""
+    its sessions' alike), or why it cannot be: at the prices of the model the tool
+    names, else of the pilot's model."""
     if report.cost_usd is not None or not report.tokens.given:
         return report, None
     if len(report.model_tokens) > 1:
         return _by_model(report, table)
-    names = [n for n in dict.fromkeys([report.model or "", model]) if n]
-    if not names:
+    name = report.model or model  # the model that ran, where the tool says; never a stand-in
+    if not name:
         return report, (
             "cost missing: the tool counted tokens, but neither it nor the pilot names a model"
         )
-    found = next((hit for name in names if (hit := table.find(name))), None)
+    found = table.find(name)
     if found is None:
-        return report, _unpriced(names)
+        return report, _unpriced(name)
     name, price = found
     cost = dollars(report.tokens, price)
     if cost is None:
         return report, "cost missing: the tool did not count both its input and output tokens"
+    if cost > MOST_USD:
+        return report, f"cost missing: its tokens come to ${cost:,.0f}, no pilot's cost"
     where = table.dated[name]
     sessions = tuple(_session(s, price, where) for s in report.session_list)
     return replace(report, cost_usd=cost, price_table=where, session_list=sessions), None
@@ -72,14 +73,18 @@ def costed(report: ArmReport, model: str, table: PriceTable) -> tuple[ArmReport,
 def _by_model(report: ArmReport, table: PriceTable) -> tuple[ArmReport, str | None]:
     total, tables = 0.0, []
     for name, tokens in report.model_tokens:
+        if not (tokens.input or tokens.output):
+            continue  # a model that read and wrote nothing costs nothing, priced or not
         found = table.find(name)
         if found is None:
-            return report, _unpriced([name])
+            return report, _unpriced(name)
         cost = dollars(tokens, found[1])
         if cost is None:
             return report, f"cost missing: the tool did not count {name}'s input and output tokens"
         total += cost
         tables.append(table.dated[found[0]])
+    if total > MOST_USD:
+        return report, f"cost missing: its tokens come to ${total:,.0f}, no pilot's cost"
     where = ", ".join(dict.fromkeys(tables))
     sessions = report.session_list
     if len(sessions) == 1 and sessions[0].cost_usd is None:

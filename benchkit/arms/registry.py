@@ -8,11 +8,7 @@ name or by path.
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 
 from benchkit.arms.builtin import Human, Noop, replay
 from benchkit.arms.command import command_arm
@@ -70,42 +66,6 @@ def arm_digest(arm: Arm, spec: PilotSpec) -> str | None:
     for name, value in spec.arm_vars:
         made.update(f"\0{name}={value}".encode())
     return made.hexdigest()[:16]
-
-
-@dataclass(frozen=True, kw_only=True)
-class Needs:
-    """What an arm file's tool needs to run here, and whether this machine has it."""
-
-    programs: tuple[tuple[str, bool], ...]  # (program, found on PATH)
-    keys: tuple[tuple[str, bool], ...]  # (a variable its file marks secret, set now)
-    network: bool
-
-    def said(self) -> str:
-        """One line: `needs codex on PATH (not found); a key in CODEX_API_KEY |
-        OPENAI_API_KEY (none set); the network`."""
-        parts = [f"{p} on PATH" + ("" if found else " (not found)") for p, found in self.programs]
-        if self.keys:
-            names = " | ".join(n for n, _ in self.keys)
-            set_now = ", ".join(n for n, on in self.keys if on)
-            parts.append(f"a key in {names} ({set_now + ' set' if set_now else 'none set'})")
-        if self.network:
-            parts.append("the network")
-        return "needs " + "; ".join(parts) if parts else ""
-
-
-def needs(path: Path) -> Needs:
-    """What the tool of an arm file needs to run here, found or not."""
-    file = load_arm(path).file
-    return Needs(
-        programs=tuple((p, shutil.which(p) is not None) for p in file.programs),
-        keys=tuple((n, bool(os.environ.get(n))) for n in file.env.secret),
-        network=file.network and "network" in file.model_fields_set,  # said, not defaulted
-    )
-
-
-def arm_needs() -> dict[str, Needs]:
-    """What each bundled arm file's tool needs, by its name."""
-    return {path.stem: needs(path) for path in arm_files()}
 
 
 def list_arms() -> dict[str, str]:

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import PurePath
 
 from benchkit.records import ArmCommit, ArmReport
+from benchkit.workspace.git import Commit
 
 
 def in_repository(path: str, worktree: PurePath) -> str:
@@ -25,9 +26,7 @@ def in_repository(path: str, worktree: PurePath) -> str:
     return given.as_posix().removeprefix("./")
 
 
-def commits_of(
-    found: Sequence[tuple[str, str, tuple[str, ...]]], sessions: int
-) -> tuple[ArmCommit, ...]:
+def commits_of(found: Sequence[Commit], sessions: int) -> tuple[ArmCommit, ...]:
     """The arm's commits as steps, each with its session where the sessions tell."""
 
     def session(step: int) -> int | None:
@@ -36,8 +35,8 @@ def commits_of(
         return step if sessions == len(found) else None
 
     return tuple(
-        ArmCommit(step=i, sha=sha, subject=subject, files=files, session=session(i))
-        for i, (sha, subject, files) in enumerate(found)
+        ArmCommit(step=i, sha=c.sha, subject=c.subject, files=c.files, session=session(i))
+        for i, c in enumerate(found)
     )
 
 

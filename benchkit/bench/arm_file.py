@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import fnmatch
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -100,10 +103,23 @@ class ArmEnv(Strict):
 
 
 def _scratch(pattern: str) -> str:
+    """A pattern of files a tool keeps for itself: from the worktree's root, naming
+    something (`.aider*`, `.cache/`), never everything (`*`, `**`) nor out of it."""
     parts = pattern.strip("/").split("/")
-    if not pattern.strip("/") or ".." in parts or pattern.startswith("/") or "\n" in pattern:
+    named = re.search(r"[A-Za-z0-9_-]", pattern)
+    if not named or ".." in parts or pattern.startswith(("/", "!")) or "\n" in pattern:
         raise ValueError(f"{pattern!r} is no pattern of the worktree's own files")
     return pattern
+
+
+def is_scratch(path: str, patterns: Sequence[str]) -> bool:
+    """Whether a worktree path (a folder as `folder/`) is one of the tool's scratch
+    patterns, or in one."""
+    return any(
+        fnmatch.fnmatchcase(path.rstrip("/"), p.strip("/"))
+        or fnmatch.fnmatchcase(path, p.strip("/") + "/*")
+        for p in patterns
+    )
 
 
 class ArmFile(Strict):
@@ -133,12 +149,14 @@ class ArmFile(Strict):
 
     @property
     def programs(self) -> tuple[str, ...]:
-        """The programs it starts by name, to be found on PATH: its setup's, or its
-        command's when no setup comes first (a setup may install it); a shell line's
-        first word may be the shell's own (`cd`, `FOO=1`), so only a list's."""
-        steps = self.setup or [self.command]
-        firsts = (c[0] for c in steps if isinstance(c, list))
-        return tuple(dict.fromkeys(p for p in firsts if "/" not in p and "{" not in p))
+        """The program it starts first by name, to be found on PATH before anything
+        runs: its first setup step's, else its command's (a setup may install what
+        comes after it); a list's only, as a shell line's first word may be the
+        shell's own (`cd`, `FOO=1`)."""
+        first = (self.setup or [self.command])[0]
+        if isinstance(first, str) or "/" in first[0] or "{" in first[0]:
+            return ()
+        return (first[0],)
 
     @model_validator(mode="after")
     def _default_executor_declared(self) -> ArmFile:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from functools import cache
 from pathlib import Path
 from typing import Annotated
@@ -20,6 +21,7 @@ from benchkit.errors import ArmError
 
 BUNDLED_PRICES = Path(__file__).resolve().parent.parent / "bundled" / "prices.toml"
 PRICES_VARIABLE = "BENCHKIT_PRICES"
+DATED = re.compile(r"-(20\d{6}|20\d\d-\d\d-\d\d)$")  # a model snapshot's date suffix
 Dollars = Annotated[float, Field(strict=True, ge=0, le=10_000)]  # per million tokens
 
 
@@ -50,10 +52,11 @@ class PriceTable(BaseModel):
     dated: dict[str, str]  # by model: the table it came from, as a run names it
 
     def find(self, model: str) -> tuple[str, Price] | None:
-        """The model's name in the table and its price: by its own name, or by the
-        name after a provider's prefix (`anthropic/claude-sonnet-4-5`); None: not
-        priced."""
-        for name in (model, model.rsplit("/", 1)[-1]):
+        """The model's name in the table and its price: by its own name, by its name
+        after a provider's prefix (`anthropic/claude-sonnet-4-5`), or without a
+        snapshot's date (`claude-sonnet-4-5-20250929`); None: not priced."""
+        bare = model.rsplit("/", 1)[-1]
+        for name in (model, bare, DATED.sub("", bare)):
             if name in self.models:
                 return name, self.models[name]
         return None

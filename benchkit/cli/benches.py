@@ -22,7 +22,7 @@ def benches() -> None:
 def arms() -> None:
     """List the built-in arms and the bundled arm files, with what each arm file's
     tool needs on PATH and in the environment, and whether it is here."""
-    from benchkit.arms.registry import arm_needs
+    from benchkit.arms.needs import arm_needs
 
     needs = arm_needs()
     for name, what in benchkit.list_arms().items():
@@ -38,13 +38,17 @@ def prices() -> None:
     from benchkit.bench.price_file import price_table
 
     table = price_table()
-    click.echo(f"{'model':<22} {'input':>8} {'cached':>8} {'cache write':>11} {'output':>8}  table")
+    width = max(len("model"), *map(len, table.models))
+    click.echo("US dollars per million tokens; a cache price of - is the input's.")
+    click.echo(
+        f"{'model':<{width}} {'input':>8} {'cached':>8} {'cache write':>11} {'output':>8}  table"
+    )
     for name, price in sorted(table.models.items()):
         cached, written = (
             "-" if v is None else f"{v:g}" for v in (price.cached_input, price.cache_write)
         )
         click.echo(
-            f"{name:<22} {price.input:>8g} {cached:>8} {written:>11} {price.output:>8g}"
+            f"{name:<{width}} {price.input:>8g} {cached:>8} {written:>11} {price.output:>8g}"
             f"  {table.dated[name]}"
         )
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from benchkit.arms.cost import costed
 from benchkit.arms.protocol import ArmContext, ArmOutcome, Secretive
 from benchkit.arms.sessions import commits_of, with_edits
+from benchkit.bench.arm_file import is_scratch
 from benchkit.errors import StoreError
 from benchkit.gate.tampering import telling_first
 from benchkit.records import (
@@ -62,14 +63,15 @@ from benchkit.workspace.environment import (
     remove,
 )
 from benchkit.workspace.git import (
+    Commit,
     add_worktree,
     commits_between,
     diff,
     exclude,
+    exclude_patterns,
     head_of,
     ignored_files,
     leave_out,
-    matches,
     reader,
     snapshot,
     untracked,
@@ -110,7 +112,7 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
                 exclude(pilot.git_dir, pilot.instance.path.name)  # not the arm's
             # nor what an install wrote in the tree (setuptools' *.egg-info/)
             leave_out(pilot.git_dir, untracked(pilot.worktree, pilot.git_dir, repo.base_sha))
-            leave_out(pilot.git_dir, p.arm.scratch)  # what the tool keeps for itself
+            exclude_patterns(pilot.git_dir, p.arm.scratch)  # what the tool keeps for itself
             verify.prepare_clean_tree(pilot, log)  # before the arm: out of its reach
         stage("baseline")
         with clock.stage("baseline"):
@@ -153,7 +155,9 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
                 ignored = ignored_files(pilot.worktree, pilot.git_dir, pilot.tree)
                 scratch = p.arm.scratch  # the tool's own, not its work
                 written = (
-                    f for f in ignored if f not in pilot.ignored_before and not matches(f, scratch)
+                    f
+                    for f in ignored
+                    if f not in pilot.ignored_before and not is_scratch(f, scratch)
                 )
                 pilot.ignored_written = tuple(telling_first(written))
                 pilot.committed = _commits(pilot)
@@ -170,7 +174,7 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
             verify.verify(pilot, stage)
 
 
-def _commits(pilot: PilotState) -> list[tuple[str, str, tuple[str, ...]]]:
+def _commits(pilot: PilotState) -> list[Commit]:
     """The commits the arm made in its worktree, oldest first; none, and a warning,
     where its HEAD names no commit benchkit can read (the arm's own doing)."""
     base = pilot.plan.repository.base_sha

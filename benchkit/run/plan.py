@@ -60,7 +60,7 @@ def plan(
     `refresh_baseline`, the first pilot of each bench runs its checks at base again;
     `sandbox` is `auto`, `bwrap` or `none` (see `benchkit.workspace.sandbox.choose`)."""
     confined = choose(sandbox)
-    prices = price_table()
+    prices: PriceTable | None = None  # read once, for the first arm whose tool may count tokens
     ready = _ready(list(dict.fromkeys(spec.bench for spec in specs)))
     plans = []
     seen: set[str] = set()
@@ -70,6 +70,8 @@ def plan(
         bench, repository, env_recipe, flaky = ready[spec.bench]
         bench = only_checks(bench, spec.checks)
         arm = resolve_arm(bench, spec)
+        if prices is None and isinstance(arm, CommandArm):
+            prices = price_table()
         if not spec.executor:
             spec = replace(spec, executor=arm.executor)
         if not spec.model:  # the model an arm file names, recorded as the run's
@@ -86,7 +88,7 @@ def plan(
                 sandbox=confined,
                 bench_digest=bench_digest(bench),
                 arm_digest=arm_digest(arm, spec),
-                prices=prices,
+                prices=prices or NO_PRICES,
             )
         )
     _vars_taken(plans)

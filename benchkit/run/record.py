@@ -41,6 +41,7 @@ from benchkit.workspace.environment import (
     Instance,
     env_copy_of,
 )
+from benchkit.workspace.git import Commit
 from benchkit.workspace.recipe import Environment
 from benchkit.workspace.sandbox import PROCESSES, Sandbox, make_sandbox
 
@@ -112,7 +113,7 @@ class PilotState:
     tampered: tuple[tuple[str, str], ...] = ()
     swebench: SweBenchGrade | None = None
     warnings: list[str] = field(default_factory=list)
-    committed: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)  # by the arm
+    committed: list[Commit] = field(default_factory=list)  # by the arm, in its worktree
     commits: tuple[ArmCommit, ...] = ()  # ... as its run keeps them
 
     @property

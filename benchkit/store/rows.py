@@ -111,7 +111,7 @@ def session_rows(run: Run) -> list[dict[str, Any]]:
                 "turns": s.turns,
                 "duration_s": s.duration_s,
                 **token_columns(s.tokens),
-                "files": list(s.files),
+                "files": list(s.files) if s.files_from else None,  # null: nothing said
                 "files_from": s.files_from,
             },
         )

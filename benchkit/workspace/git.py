@@ -14,12 +14,13 @@ mirror and its resolved commits are `benchkit.workspace.repository`'s.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchkit.workspace.cache import discard
@@ -184,9 +185,8 @@ def exclude(git_dir: Path, folder: str) -> None:
 
 
 def leave_out(git_dir: Path, paths: Sequence[str]) -> None:
-    """Leave paths of the worktree (folders as `folder/`, files, git patterns) out of
-    the snapshots `git_dir` takes: what the environment wrote before the arm
-    (`untracked`), what the arm's tool keeps there for itself (its `scratch`)."""
+    """Leave what the environment wrote in the worktree before the arm (`untracked`:
+    folders as `folder/`, and files) out of the snapshots `git_dir` takes."""
     for path in paths:
         if path.endswith("/"):
             exclude(git_dir, path.rstrip("/"))
@@ -194,15 +194,11 @@ def leave_out(git_dir: Path, paths: Sequence[str]) -> None:
             _excluded(git_dir, f"/{path}")
 
 
-def matches(path: str, patterns: Sequence[str]) -> bool:
-    """Whether a worktree path (a folder as `folder/`) is one of the git patterns
-    from its root (`.aider*`), or in one."""
-    return any(
-        fnmatch.fnmatchcase(path.rstrip("/"), p.strip("/"))
-        or path.startswith(p.strip("/") + "/")
-        or fnmatch.fnmatchcase(path, p.strip("/") + "/*")
-        for p in patterns
-    )
+def exclude_patterns(git_dir: Path, patterns: Sequence[str]) -> None:
+    """Leave the untracked files of the worktree that git patterns from its root
+    match (`.aider*`) out of the snapshots `git_dir` takes; a tracked file stays in."""
+    for pattern in patterns:
+        _excluded(git_dir, f"/{pattern.lstrip('/')}")
 
 
 def _excluded(git_dir: Path, pattern: str) -> None:
@@ -356,38 +352,67 @@ MOST_COMMITS = 1000  # of an arm's commits, the ones a run keeps
 
 
 def head_of(worktree: Path) -> str | None:
-    """The commit a worktree's HEAD names, read from its files (no git reads the
-    folder the arm had in hand); None when it names none."""
+    """The commit a worktree's HEAD names, read from its files as plain data (no git
+    reads the folder the arm had in hand): its regular files only, inside its own
+    `.git`, a few bytes each, so that a symlink, a FIFO or a huge file the arm left
+    there is no ref; None when it names no commit."""
     own = worktree / ".git"
+    if own.is_symlink() or not own.is_dir():
+        return None
     try:
-        head = (own / "HEAD").read_text().strip()
+        head = _small_file(own, "HEAD")
         for _ in range(5):  # a symbolic ref, to a ref, to a commit
-            if not head.startswith("ref:"):
-                return head if OBJECT_ID.fullmatch(head) else None
+            if head is None or not head.startswith("ref:"):
+                return head if head and OBJECT_ID.fullmatch(head) else None
             ref = head.removeprefix("ref:").strip()
-            path = own / ref
-            if path.is_file() and path.resolve().is_relative_to(own.resolve()):
-                head = path.read_text().strip()
+            loose = _small_file(own, ref)
+            if loose is not None:
+                head = loose
                 continue
-            packed = own / "packed-refs"
-            lines = packed.read_text().splitlines() if packed.is_file() else []
-            found = [line.split()[0] for line in lines if line.endswith(f" {ref}")]
+            packed = _small_file(own, "packed-refs", limit=1 << 20) or ""
+            found = [line.split()[0] for line in packed.splitlines() if line.endswith(f" {ref}")]
             return found[0] if found and OBJECT_ID.fullmatch(found[0]) else None
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
     return None
 
 
-def commits_between(into: Path, base: str, head: str) -> list[tuple[str, str, tuple[str, ...]]]:
-    """The commits from `base` to `head`, oldest first (the first `MOST_COMMITS`):
-    each its sha, subject and the files it changed; read in `into` (see `reader`),
-    whose alternates hold what the arm committed once `snapshot` ran."""
+def _small_file(folder: Path, name: str, limit: int = 4096) -> str | None:
+    """The text of a regular file in `folder` (never through a symlink, never out of
+    it), its first `limit` bytes; None where there is none."""
+    path = folder / name
+    if ".." in Path(name).parts or not path.resolve().is_relative_to(folder.resolve()):
+        return None
+    try:
+        kind = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(kind):  # a symlink, a FIFO, a folder: no ref
+        return None
+    with path.open("rb") as handle:
+        return handle.read(limit).decode().strip()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Commit:
+    """A commit of a worktree: its sha, its subject, the files it changed."""
+
+    sha: str
+    subject: str
+    files: tuple[str, ...]
+
+
+def commits_between(into: Path, base: str, head: str) -> list[Commit]:
+    """The commits from `base` to `head`, oldest first (the last `MOST_COMMITS` of
+    them), read in `into` (see `reader`), whose alternates hold what the arm committed
+    once `snapshot` ran."""
     listed = git(
         "--git-dir",
         str(into),
         "-c",
         "core.quotePath=false",
         "log",
+        f"--max-count={MOST_COMMITS}",
         "--reverse",
         "--format=%x01%H %s",
         "--name-only",
@@ -401,4 +426,4 @@ def commits_between(into: Path, base: str, head: str) -> list[tuple[str, str, tu
             found.append((sha, subject, []))
         elif line and found:
             found[-1][2].append(line)
-    return [(sha, subject, tuple(files)) for sha, subject, files in found[:MOST_COMMITS]]
+    return [Commit(sha=sha, subject=subject, files=tuple(files)) for sha, subject, files in found]

@@ -4,6 +4,8 @@ becomes, and a cut or garbled output said as a problem, never raised."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from pathlib import PurePath
 
 import pytest
@@ -39,8 +41,15 @@ def _kind(report: ArmReport, exit_code: int) -> str | None:
 def test_claude_code_stream_json_counts_each_message_once_and_names_its_edits() -> None:
     report = _read("claude-code", "claude-stream-edits.jsonl")
     assert (report.cost_usd, report.cost_source, report.turns) == (0.0588, "reported", 4)
-    # the result's usage: 8 uncached + 2400 written to the cache + 24100 read from it
-    assert report.tokens == Tokens(input=26508, cached=24100, cache_write=2400, output=600)
+    # model by model: Sonnet's 8 uncached + 2400 written to the cache + 24100 read from
+    # it, and the small model's side calls (410 in, 30 out), which its usage leaves out
+    sonnet = Tokens(input=26508, cached=24100, cache_write=2400, output=600)
+    haiku = Tokens(input=410, cached=0, cache_write=0, output=30)
+    assert report.model_tokens == (
+        ("claude-sonnet-4-5-20250929", sonnet),
+        ("claude-haiku-4-5-20251001", haiku),
+    )
+    assert report.tokens == sonnet + haiku
     assert report.model == "claude-sonnet-4-5-20250929"  # of two, the one that cost the most
     assert _files(report) == ("src/tally/money.py", "src/tally/tax.py")
     assert report.session_list[0].files_from == "tool"
@@ -55,7 +64,8 @@ def test_claude_code_stream_cut_before_its_result_keeps_its_tokens_not_a_cost() 
     # msg_01 printed twice (two content blocks) counts once: the sum equals the result's
     assert report.tokens == Tokens(input=26508, cached=24100, cache_write=2400, output=600)
     assert report.problem is not None
-    assert "no result message in the output (truncated?)" in report.problem
+    assert "no result message in the output (truncated?): no cost reported" in report.problem
+    assert report.session_list[0].session_id == "b7e1-0000-4a5b-8c9d-0000000000aa"  # its init's
     assert "tokens summed from 2 messages" in report.problem
     assert "1 line of the output not JSON" in report.problem
     assert _files(report) == ("src/tally/money.py", "src/tally/tax.py")
@@ -152,3 +162,88 @@ def test_an_output_no_adapter_can_read_is_a_problem_said(adapter: str, output: s
     report = read_report(AgentReport(adapter=adapter), stdout=output, file_text=None)  # type: ignore[arg-type]
     assert report.problem  # said, with no figure invented
     assert report.cost_usd is None and not report.tokens.given
+
+
+def _claude(*messages: Mapping[str, object]) -> ArmReport:
+    text = "\n".join(json.dumps(m) for m in messages)
+    return read_report(AgentReport(adapter="claude-code"), stdout=text, file_text=None)
+
+
+def test_a_stream_whose_usage_grows_line_by_line_keeps_each_messages_fullest() -> None:
+    lines = [
+        {
+            "type": "assistant",
+            "message": {"id": "m1", "usage": {"input_tokens": 5, "output_tokens": n}},
+        }
+        for n in (1, 40, 12)
+    ]
+    assert _claude(*lines).tokens == Tokens(input=5, cached=None, cache_write=None, output=40)
+
+
+def test_a_success_that_talks_of_a_budget_is_no_budget_stop() -> None:
+    result = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "result": "Fixed the budget rounding.",
+        "total_cost_usd": 0.1,
+    }
+    report = _claude(result)
+    assert report.over_budget is None and report.error is None
+    assert _kind(report, 0) is None
+
+
+NINES = "9" * 400  # a number past any float
+
+
+@pytest.mark.parametrize(
+    ("adapter", "output"),
+    [
+        (
+            "claude-code",
+            f'{{"type":"result","total_cost_usd":{NINES},"usage":{{"input_tokens":{NINES}}}}}',
+        ),
+        ("claude-code", '{"type":"assistant","message":{"id":"m","content":5,"usage":[]}}'),
+        ("claude-code", "[" * 100000 + "]" * 100000),
+        (
+            "codex",
+            '{"type":"item.completed","item":{"type":"file_change","changes":5}}\n'
+            '{"type":"turn.completed","usage":{"input_tokens":1e30,"output_tokens":-4}}',
+        ),
+        (
+            "gemini-cli",
+            f'{{"stats":{{"models":{{"m":{{"tokens":{{"prompt":"{"9" * 5000}"}},"api":7}}}}}}}}',
+        ),
+        (
+            "opencode",
+            '{"type":"step_finish","part":{"cost":"1e999","tokens":{"input":[1],"cache":7}}}',
+        ),
+        ("aider", f"Tokens: {NINES}k sent, 5 received. Cost: $1e999 message, ${NINES} session."),
+    ],
+)
+def test_odd_output_is_a_problem_or_no_figure_never_an_error(adapter: str, output: str) -> None:
+    report = read_report(AgentReport(adapter=adapter), stdout=output, file_text=None)  # type: ignore[arg-type]
+    for figure in (report.tokens.input, report.tokens.cached, report.tokens.output):
+        assert figure is None or 0 <= figure <= 10**13
+    assert report.cost_usd is None or 0 <= report.cost_usd <= 1_000_000
+
+
+def test_gemini_streams_thinking_tokens_are_output_though_its_output_tokens_leave_them_out() -> (
+    None
+):
+    events = [
+        {"type": "init", "session_id": "g", "model": "gemini-2.5-pro"},
+        {
+            "type": "result",
+            "status": "success",
+            "stats": {
+                "total_tokens": 2850,
+                "input_tokens": 2400,
+                "output_tokens": 400,
+                "cached": 500,
+            },
+        },
+    ]
+    text = "\n".join(json.dumps(e) for e in events)
+    report = read_report(AgentReport(adapter="gemini-cli"), stdout=text, file_text=None)
+    assert report.tokens == Tokens(input=2400, cached=500, output=450)  # 400 + 50 thoughts

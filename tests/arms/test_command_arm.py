@@ -609,3 +609,53 @@ def test_an_arm_that_breaks_its_git_still_has_its_change_read(
     assert ".git" not in patch
     assert rows["noop"]["status"] == "ok"
     assert not list((Path(cache_dir()) / "pilots").iterdir())
+
+
+def test_what_a_tool_keeps_for_itself_is_no_change_but_a_tracked_file_stays_one(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    arm = tmp_path / "keeper.toml"
+    arm.write_text(
+        'name = "keeper"\n'
+        'command = "mkdir -p .keeper/index && echo cache > .keeper/index/db '
+        '&& echo note > .keeper-notes && echo x = 1 >> calc.py && echo y = 2 > new.py"\n'
+        'scratch = [".keeper/", ".keeper-notes", "calc.py"]\n'
+    )
+    bk = Benchkit(tiny, tmp_path, arm)
+    done = bk.run()
+    assert done.returncode == 0, done.stderr
+    row = bk.row()
+    patch = Path(str(row["artifacts"]), "agent.patch").read_text()
+    assert ".keeper" not in patch  # its own files: no part of its change, nor a warning
+    assert not row["ignored_written"]
+    assert "+x = 1" in patch  # a tracked file is the repository's, whatever the pattern
+    assert "+y = 2" in patch
+
+
+def test_a_shell_line_whose_program_is_missing_names_that_program(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    arm = tmp_path / "shell.toml"
+    arm.write_text('name = "shell"\ncommand = "no-such-tool-9f {instruction}"\n')
+    bk = Benchkit(tiny, tmp_path, arm)
+    assert bk.run().returncode == 1
+    row = bk.row()
+    assert row["failure_detail"] == "cannot start no-such-tool-9f: not found or not executable"
+
+
+def test_a_report_file_the_tool_links_elsewhere_is_not_read(tiny: TinyRepo, tmp_path: Path) -> None:
+    private = tmp_path / "private.json"
+    private.write_text('{"cost": 0.5, "note": "host-only-4f1c"}')
+    arm = tmp_path / "linker.toml"
+    arm.write_text(
+        'name = "linker"\n'
+        f'command = "ln -s {private} report.json && echo y = 2 > new.py"\n'
+        '[report]\nadapter = "jsonpath"\nfile = "report.json"\ncost = "$.cost"\n'
+    )
+    bk = Benchkit(tiny, tmp_path, arm)
+    assert bk.run().returncode == 0
+    row = bk.row()
+    assert row["cost_usd"] is None
+    assert row["warnings"] == ["arm report: report file report.json is a link: not read"]
+    logs = Path(str(row["artifacts"]), "logs")
+    assert not any("host-only-4f1c" in f.read_text() for f in logs.iterdir() if f.is_file())

@@ -3,16 +3,21 @@ sessions' edits where the tool names none; the commits read from a real worktree
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path, PurePath
 
+import pytest
+
 from benchkit.arms.sessions import commits_of, in_repository, with_edits
+from benchkit.bench.arm_file import is_scratch, load_arm
+from benchkit.errors import ArmError
 from benchkit.records import ArmReport, SessionReport
-from benchkit.workspace.git import commits_between, head_of, matches, reader, snapshot
+from benchkit.workspace.git import Commit, commits_between, head_of, reader, snapshot
 
 FOUND = [
-    ("a" * 40, "first", ("src/a.py",)),
-    ("b" * 40, "second", ("src/b.py", "src/a.py")),
+    Commit(sha="a" * 40, subject="first", files=("src/a.py",)),
+    Commit(sha="b" * 40, subject="second", files=("src/b.py", "src/a.py")),
 ]
 
 
@@ -75,16 +80,63 @@ def test_the_arms_commits_read_from_its_worktree_without_its_git(tmp_path: Path)
     reader(tree, into)
     snapshot(tree, into, base)  # borrows the worktree's objects
     assert commits_between(into, base, head) == [
-        (_git(tree, "rev-parse", "HEAD~1").strip(), "add b", ("b.py",)),
-        (head, "add c", ("c.py",)),
+        Commit(sha=_git(tree, "rev-parse", "HEAD~1").strip(), subject="add b", files=("b.py",)),
+        Commit(sha=head, subject="add c", files=("c.py",)),
     ]
     (tree / ".git" / "HEAD").write_text("ref: refs/heads/../../../../etc/passwd\n")
     assert head_of(tree) is None  # a ref out of its folder is no ref
 
 
 def test_scratch_patterns_match_what_the_tool_keeps_for_itself() -> None:
-    assert matches(".aider.tags.cache.v4/", [".aider*"])
-    assert matches(".aider.tags.cache.v4/cache.db", [".aider*"])
-    assert matches("cache/x/y.bin", ["cache/"])
-    assert not matches("src/.aider.py", [".aider*"])
-    assert not matches("src/a.py", [])
+    assert is_scratch(".aider.tags.cache.v4/", [".aider*"])
+    assert is_scratch(".aider.tags.cache.v4/cache.db", [".aider*"])
+    assert is_scratch("cache/x/y.bin", ["cache/"])
+    assert not is_scratch("src/.aider.py", [".aider*"])
+    assert not is_scratch("src/a.py", [])
+
+
+def test_a_head_the_arm_made_a_trap_is_no_head(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    (tree / ".git" / "refs" / "heads").mkdir(parents=True)
+    sha = "c" * 40
+    (tree / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (tree / ".git" / "refs" / "heads" / "main").write_text(f"{sha}\n")
+    assert head_of(tree) == sha
+    outside = tmp_path / "outside"
+    outside.write_text("d" * 40 + "\n")
+    main = tree / ".git" / "refs" / "heads" / "main"
+    main.unlink()
+    main.symlink_to(outside)  # a ref through a symlink: no ref
+    assert head_of(tree) is None
+    main.unlink()
+    os.mkfifo(main)  # a FIFO would block a reader forever
+    assert head_of(tree) is None
+    main.unlink()
+    (tree / ".git" / "packed-refs").symlink_to(outside)
+    assert head_of(tree) is None
+    (tree / ".git" / "packed-refs").unlink()
+    (tree / ".git" / "packed-refs").write_text(f"# pack-refs with: peeled\n{sha} refs/heads/main\n")
+    assert head_of(tree) == sha
+    moved = tmp_path / "git"
+    (tree / ".git").rename(moved)
+    (tree / ".git").symlink_to(moved)  # a .git elsewhere: not the worktree's
+    assert head_of(tree) is None
+
+
+@pytest.mark.parametrize("pattern", ["*", "**", ".", "*/", "!notes.log", "../x", "/abs", ""])
+def test_a_scratch_pattern_names_something_of_the_worktree(tmp_path: Path, pattern: str) -> None:
+    arm = tmp_path / "arm.toml"
+    arm.write_text(f'name = "mine"\ncommand = ["my-tool"]\nscratch = [{pattern!r}]\n')
+    with pytest.raises(ArmError, match=r"scratch\.0: .* is no pattern of the worktree's own files"):
+        load_arm(arm)
+
+
+def test_the_program_checked_on_path_is_the_one_that_runs_first(tmp_path: Path) -> None:
+    arm = tmp_path / "arm.toml"
+    arm.write_text(
+        'name = "mine"\nsetup = [["pipx", "install", "mytool"], ["mytool", "--version"]]\n'
+        'command = ["mytool", "{instruction}"]\n'
+    )
+    assert load_arm(arm).file.programs == ("pipx",)  # mytool: the setup installs it
+    arm.write_text('name = "mine"\ncommand = "cd src && mytool"\n')
+    assert load_arm(arm).file.programs == ()  # a shell line: the shell says

@@ -83,7 +83,17 @@ def read_report(spec: Report, *, stdout: str, file_text: str | None) -> ArmRepor
     could have given (see `figures_checked`) left out, and said in its `problem`.
     An output no adapter can read (truncated, not JSON) is a problem said, never an
     error raised."""
-    return figures_checked(ADAPTERS[spec.adapter](spec, stdout, file_text))
+    try:
+        report = ADAPTERS[spec.adapter](spec, stdout, file_text)
+    except UNREADABLE as exc:  # an output no one foresaw: said, never raised
+        said = f"the {spec.adapter} output cannot be read: {type(exc).__name__}: {exc}"
+        return ArmReport(problem=said[:300])
+    return figures_checked(report)
+
+
+# what an adapter reading shapes it did not foresee (a number where a list was, a
+# number too large for a float) may raise, and a run says instead
+UNREADABLE = (ValueError, TypeError, AttributeError, KeyError, OverflowError, RecursionError)
 
 
 COSTS = ("cost_usd",)

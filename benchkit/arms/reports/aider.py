@@ -1,16 +1,17 @@
-"""Aider, `aider --message ... --yes-always`: text. After each reply from the model
-it prints `Tokens: 2.4k sent, 1.2k cache write, 800 cache hit, 450 received.` and
-`Cost: $0.0098 message, $0.0098 session.` (its estimate from its own model prices;
-tokens rounded as it shows them, `2.4k`, and the session's cost to the cent above
-one), `Applied edit to PATH` for each file it changed, and a litellm error's class
-and aider's words for it (`litellm.RateLimitError: ...`) when the model fails: it
-exits 0 even then, so such a line after its last reply is the session's error."""
+"""Aider, `aider --message ... --yes-always`: text. It names its `Main model:` as it
+starts. After each reply from the model it prints `Tokens: 2.4k sent, 1.2k cache
+write, 800 cache hit, 450 received.` and `Cost: $0.0098 message, $0.0098 session.`
+(its estimate from its own model prices; tokens rounded as it shows them, `2.4k`; a
+cost of a cent or more to the cent), and `Applied edit to PATH` for each file it
+changed. When the model fails it prints a litellm error's class and its own words
+for it (`litellm.RateLimitError: ...`), and exits 0 even then: such a line after its
+last reply is the session's error."""
 
 from __future__ import annotations
 
 import re
 
-from benchkit.arms.reports.values import edited, number
+from benchkit.arms.reports.values import count, edited, number
 from benchkit.records import ArmReport, SessionReport, Tokens
 
 COUNT = r"(\d+(?:\.\d+)?k?)"
@@ -19,19 +20,20 @@ TOKENS = re.compile(
 )
 COST = re.compile(r"Cost: \$(\d+(?:\.\d+)?) message, \$(\d+(?:\.\d+)?) session\.")
 APPLIED = re.compile(r"^Applied edit to (.+?)\s*$")
+MODEL = re.compile(r"^Main model: (\S+)")
 ERROR = re.compile(
     r"^(litellm\.\w+Error\b.*|The API provider .*|.* has hit a token limit!.*|"
     r"Your estimated chat context .* exceeds .*)$"
 )
 
 
-def _count(shown: str | None) -> int:
-    """A count as aider shows it: `450`, `2.4k`, `12k`."""
+def _count(shown: str | None) -> int | None:
+    """A count as aider shows it: `450`, `2.4k`, `12k`; 0 where it shows none."""
     if not shown:
         return 0
-    if shown.endswith("k"):
-        return round(float(shown[:-1]) * 1000)
-    return int(float(shown))
+    thousands = shown.endswith("k")
+    value = number(shown.removesuffix("k"))
+    return None if value is None else count(round(value * 1000) if thousands else value)
 
 
 def read_aider(stdout: str) -> ArmReport:
@@ -40,8 +42,11 @@ def read_aider(stdout: str) -> ArmReport:
     files: list[str] = []
     errors: list[str] = []
     cost: float | None = None
+    model: str | None = None
     for raw in stdout.splitlines():
         line = raw.strip()
+        if found := MODEL.match(line):
+            model = found.group(1)
         if found := TOKENS.match(line):
             sent, written, hit, received = found.groups()
             replies += 1
@@ -73,6 +78,7 @@ def read_aider(stdout: str) -> ArmReport:
     return ArmReport(
         cost_usd=cost,
         tokens=tokens,
+        model=model,
         sessions=1,
         turns=replies,
         error=error,

@@ -3,23 +3,24 @@
 output_tokens}}`, `turn.failed{error{message}}`, `item.started` / `item.updated` /
 `item.completed{item{id, type, ...}}` (a `file_change` item lists its `changes`,
 each a `path` and a `kind`), and `error{message}` when the stream fails. Tokens
-only, no dollars: OpenAI's `input_tokens` count the cached ones too."""
+only, no dollars: OpenAI's `input_tokens` count the cached ones too, and a turn's
+`usage` is the thread's running total (codex-rs exec writes its last total), so the
+last one is the run's."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from benchkit.arms.reports.values import edited, integer, json_lines, text
+from benchkit.arms.reports.values import count, edited, items, joined, json_lines, mapping, text
 from benchkit.records import ArmReport, SessionReport, Tokens
 
 
 def _usage(usage: Any) -> Tokens:
-    if not isinstance(usage, dict):
-        return Tokens()
+    usage = mapping(usage)
     return Tokens(
-        input=integer(usage.get("input_tokens")),
-        cached=integer(usage.get("cached_input_tokens")),
-        output=integer(usage.get("output_tokens")),
+        input=count(usage.get("input_tokens")),
+        cached=count(usage.get("cached_input_tokens")),
+        output=count(usage.get("output_tokens")),
     )
 
 
@@ -36,7 +37,7 @@ def read_codex(stdout: str) -> ArmReport:
     events = lines.events
     if not events:
         why = "no JSON events in the output (is `--json` given?)"
-        return ArmReport(problem="; ".join(p for p in (why, lines.problem) if p))
+        return ArmReport(problem=joined([why, lines.problem]))
     thread = next(
         (text(e.get("thread_id")) for e in events if e.get("type") == "thread.started"), None
     )
@@ -44,19 +45,20 @@ def read_codex(stdout: str) -> ArmReport:
     error: str | None = None
     for event in events:
         kind = event.get("type")
-        if kind == "turn.completed":
-            tokens, turns, error = tokens + _usage(event.get("usage")), turns + 1, None
+        if kind == "turn.completed":  # its usage: the thread's total so far
+            tokens, turns, error = _usage(event.get("usage")), turns + 1, None
         elif kind == "turn.failed":
             turns += 1
             error = _message(event)
         elif kind == "error":
             error = _message(event) or "the stream failed"
-        elif kind == "item.completed" and isinstance(event.get("item"), dict):
-            item = event["item"]
+        elif kind == "item.completed":
+            item = mapping(event.get("item"))
             if item.get("type") == "file_change" and item.get("status") != "failed":
-                for change in item.get("changes") or []:
-                    if isinstance(change, dict) and isinstance(change.get("path"), str):
-                        files.append(change["path"])
+                for change in items(item.get("changes")):
+                    path = mapping(change).get("path")
+                    if isinstance(path, str):
+                        files.append(path)
     status = "failed" if error else "completed"
     session = SessionReport(
         session=0,

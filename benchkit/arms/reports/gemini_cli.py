@@ -1,21 +1,24 @@
 """Gemini CLI, `gemini -p ... --output-format json` or `stream-json`.
 
 json: one object, `{session_id, response, stats: {models: {NAME: {api, tokens:
-{prompt, candidates, cached, thoughts, ...}}}, tools, files}, error?: {type,
+{prompt, candidates, cached, thoughts, total, ...}}}, tools, files}, error?: {type,
 message, code}}`. stream-json: one event a line, `init{session_id, model}`,
 `message`, `tool_use{tool_name, tool_id, parameters}`, `tool_result{tool_id,
 status}`, `error{severity, message}` and the final `result{status, error?, stats:
-{input_tokens, output_tokens, cached, ...}}`. `prompt` / `input_tokens` count the
-cached tokens too; thinking tokens (`thoughts`) are billed as output. Tokens only,
-no dollars."""
+{total_tokens, input_tokens, output_tokens, cached, ...}}`. `prompt` /
+`input_tokens` count the cached tokens too; thinking tokens (`thoughts`) are billed
+as output, and the stream's `output_tokens` leaves them out (its `total_tokens`
+has them): the output is the total less the input. Tokens only, no dollars."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from benchkit.arms.reports.values import (
+    count,
     edited,
     integer,
+    joined,
     json_lines,
     json_object,
     mapping,
@@ -29,25 +32,25 @@ EDIT_TOOLS = ("write_file", "replace", "edit", "smart_edit")
 
 def _model_tokens(tokens: Any) -> Tokens:
     """One model's tokens in json mode's `stats.models`."""
-    if not isinstance(tokens, dict):
-        return Tokens()
-    out, thoughts = integer(tokens.get("candidates")), integer(tokens.get("thoughts"))
+    tokens = mapping(tokens)
+    out, thoughts = count(tokens.get("candidates")), count(tokens.get("thoughts"))
     return Tokens(
-        input=integer(tokens.get("prompt")),
-        cached=integer(tokens.get("cached")),
+        input=count(tokens.get("prompt")),
+        cached=count(tokens.get("cached")),
         output=None if out is None else out + (thoughts or 0),
     )
 
 
 def _stream_tokens(stats: Any) -> Tokens:
-    """The stream's `result.stats`: `input_tokens` is the prompt, cached included."""
-    if not isinstance(stats, dict):
-        return Tokens()
-    return Tokens(
-        input=integer(stats.get("input_tokens")),
-        cached=integer(stats.get("cached")),
-        output=integer(stats.get("output_tokens")),
+    """The stream's `result.stats`: `input_tokens` is the prompt, cached included;
+    what the model wrote, its thoughts included, is the total less the prompt."""
+    stats = mapping(stats)
+    read, out, total = (
+        count(stats.get(k)) for k in ("input_tokens", "output_tokens", "total_tokens")
     )
+    if read is not None and total is not None and total - read >= (out or 0):
+        out = total - read
+    return Tokens(input=read, cached=count(stats.get("cached")), output=out)
 
 
 def _error(error: Any) -> str | None:
@@ -124,7 +127,7 @@ def read_gemini_cli(stdout: str) -> ArmReport:
     events = lines.events
     if not events:
         why = "no JSON in the output (is `--output-format json` or `stream-json` given?)"
-        return ArmReport(problem="; ".join(p for p in (why, lines.problem) if p))
+        return ArmReport(problem=joined([why, lines.problem]))
     init = next((e for e in events if e.get("type") == "init"), {})
     result = next((e for e in reversed(events) if e.get("type") == "result"), None)
     files = []
@@ -146,7 +149,7 @@ def read_gemini_cli(stdout: str) -> ArmReport:
     model = text(init.get("model"))
     problem = lines.problem
     if result is None:
-        problem = "; ".join(p for p in ("no result event in the output (truncated?)", problem) if p)
+        problem = joined(["no result event in the output (truncated?)", problem])
         stats: dict[str, Any] = {}
         error = next((e for e in reversed(errors) if e), None)
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from benchkit.arms.reports.values import integer, not_number, number
+from benchkit.arms.reports.values import count, integer, not_number, number
 from benchkit.bench.arm_file import JsonPathReport
 from benchkit.records import ArmReport, SessionReport, Tokens
 
@@ -80,10 +80,9 @@ def read_jsonpath(text: str | None, spec: JsonPathReport) -> ArmReport:
 
     def whole(name: str, path: str | None) -> int | None:
         value = _first(path, document)
-        read = integer(value)
-        if value is not None and (read is None or read < 0):
+        read = count(value)
+        if value is not None and read is None:
             problems.append(f"{name} {value!r} is not a count: recorded as missing")
-            return None
         return read
 
     n = counted("sessions", spec.sessions) if spec.sessions else None

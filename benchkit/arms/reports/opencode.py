@@ -9,22 +9,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchkit.arms.reports.values import edited, integer, json_lines, mapping, number, text
+from benchkit.arms.reports.values import count, edited, joined, json_lines, mapping, number, text
 from benchkit.records import ArmReport, SessionReport, Tokens
 
 EDIT_TOOLS = ("edit", "write", "patch", "multiedit")
 
 
 def _tokens(tokens: Any) -> Tokens:
-    if not isinstance(tokens, dict):
-        return Tokens()
+    tokens = mapping(tokens)
     cache = mapping(tokens.get("cache"))
     fresh, read, written = (
-        integer(tokens.get("input")),
-        integer(cache.get("read")),
-        integer(cache.get("write")),
+        count(tokens.get("input")),
+        count(cache.get("read")),
+        count(cache.get("write")),
     )
-    out, reasoning = integer(tokens.get("output")), integer(tokens.get("reasoning"))
+    out, reasoning = count(tokens.get("output")), count(tokens.get("reasoning"))
     return Tokens(
         input=None if fresh is None else fresh + (read or 0) + (written or 0),
         cached=read,
@@ -48,9 +47,9 @@ def read_opencode(stdout: str) -> ArmReport:
     events = lines.events
     if not events:
         why = "no JSON events in the output (is `--format json` given?)"
-        return ArmReport(problem="; ".join(p for p in (why, lines.problem) if p))
+        return ArmReport(problem=joined([why, lines.problem]))
     session_id = next((text(e.get("sessionID")) for e in events if e.get("sessionID")), None)
-    tokens, steps, cost, files = Tokens(), 0, None, []
+    tokens, steps, costs, files = Tokens(), 0, [], []
     error: str | None = None
     for event in events:
         part = mapping(event.get("part"))
@@ -58,8 +57,7 @@ def read_opencode(stdout: str) -> ArmReport:
         if kind == "step_finish":
             steps += 1
             tokens = tokens + _tokens(part.get("tokens"))
-            spent = number(part.get("cost"))
-            cost = spent if cost is None else cost + (spent or 0.0)
+            costs.append(number(part.get("cost")))
         elif kind == "tool_use" and part.get("tool") in EDIT_TOOLS:
             given = mapping(mapping(part.get("state")).get("input"))
             path = given.get("filePath") or given.get("file_path")
@@ -67,6 +65,8 @@ def read_opencode(stdout: str) -> ArmReport:
                 files.append(path)
         elif kind == "error":
             error = _error(event)
+    # a step without its cost leaves the run's unknown: a part of it is no total
+    cost = sum(c for c in costs if c is not None) if costs and None not in costs else None
     session = SessionReport(
         session=0,
         session_id=session_id,
@@ -84,5 +84,5 @@ def read_opencode(stdout: str) -> ArmReport:
         turns=steps,
         error=error,
         session_list=(session,),
-        problem=lines.problem,
+        problem=joined([lines.problem, "a step without its cost" if None in costs else None]),
     )

@@ -1,21 +1,26 @@
-"""What every report adapter reads alike: numbers that may be anything, and the
-JSON lines of a tool's event stream. Pure."""
+"""What every report adapter reads alike: numbers that may be anything, the JSON
+of a tool's output (one document, or one object a line), and the problems said.
+Pure."""
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+MOST_TOKENS = 10**13  # a count past ten trillion tokens is a tool's bug, not a count
+
 
 def number(value: Any) -> float | None:
-    """A figure as a float; None for what is no number (a bool, a word, a list)."""
+    """A figure as a float; None for what is no number (a bool, a word, a list, a
+    number too large for a float)."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
     try:
         return float(value)
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
 
 
@@ -27,12 +32,24 @@ def integer(value: Any) -> int | None:
     return int(read) if read == int(read) else None
 
 
+def count(value: Any) -> int | None:
+    """A count of tokens: a whole number from 0 to `MOST_TOKENS`; None otherwise."""
+    read = integer(value)
+    return read if read is not None and 0 <= read <= MOST_TOKENS else None
+
+
 def mapping(value: Any) -> dict[str, Any]:
     """An object of the output, or an empty one where it holds something else."""
     return value if isinstance(value, dict) else {}
 
 
+def items(value: Any) -> list[Any]:
+    """A list of the output, or an empty one where it holds something else."""
+    return value if isinstance(value, list) else []
+
+
 def text(value: Any) -> str | None:
+    """A non-empty string of the output; None where it holds something else."""
     return value if isinstance(value, str) and value else None
 
 
@@ -41,6 +58,11 @@ def not_number(name: str, given: Any, read: float | None) -> str | None:
     if given is None or read is not None:
         return None
     return f"{name} {given!r} is not a number: recorded as missing"
+
+
+def joined(problems: Iterable[str | None]) -> str | None:
+    """The problems said, in one line; None when there are none."""
+    return "; ".join(p for p in problems if p) or None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,6 +79,14 @@ class Lines:
         return f"{self.bad} line{'s' * (self.bad != 1)} of the output not JSON (truncated?)"
 
 
+def parsed(text: str) -> Any:
+    """A JSON document; None where it is none (broken, too deep, a number too long)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
+        return None
+
+
 def json_lines(output: str) -> Lines:
     """The JSON objects of a tool's output, one a line; other lines (a banner, a
     warning) are the tool's, and a line that opens an object and breaks is counted."""
@@ -66,23 +96,18 @@ def json_lines(output: str) -> Lines:
         line = line.strip()
         if not line.startswith("{"):
             continue
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            bad += 1
-            continue
+        event = parsed(line)
         if isinstance(event, dict):
             events.append(event)
+        elif event is None:
+            bad += 1
     return Lines(events=tuple(events), bad=bad)
 
 
 def json_object(output: str) -> dict[str, Any] | None:
     """The whole output as one JSON object (a pretty-printed one spans lines), else
     None."""
-    try:
-        whole = json.loads(output)
-    except json.JSONDecodeError:
-        return None
+    whole = parsed(output)
     return whole if isinstance(whole, dict) else None
 
 
