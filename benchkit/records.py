@@ -103,6 +103,12 @@ class Tokens:
 
 
 NO_TOKENS = Tokens()
+TOKEN_COLUMNS = (  # a run's and a session's alike: (name, kind, meaning), in `Tokens`' order
+    ("input_tokens", "int64", "Tokens the model read, cached or not, as the tool reported them."),
+    ("cached_input_tokens", "int64", "Of those, tokens read from its cache."),
+    ("cache_write_tokens", "int64", "Of those, tokens written to its cache."),
+    ("output_tokens", "int64", "Tokens the model wrote, reasoning included."),
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -173,16 +179,7 @@ class ArmReport:
     price_table: str | None = None  # the table a computed cost came from: `cost_source`
     tokens: Tokens = field(
         default_factory=Tokens,
-        metadata=columns(
-            (
-                "input_tokens",
-                "int64",
-                "Tokens the model read, cached or not, as the tool reported them.",
-            ),
-            ("cached_input_tokens", "int64", "Of those, tokens read from its cache."),
-            ("cache_write_tokens", "int64", "Of those, tokens written to its cache."),
-            ("output_tokens", "int64", "Tokens the model wrote, reasoning included."),
-        ),
+        metadata=columns(*TOKEN_COLUMNS),
     )
     model: str | None = field(
         default=None,

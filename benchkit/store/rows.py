@@ -14,7 +14,7 @@ from typing import Any
 
 from benchkit.gate.junit import CaseResult
 from benchkit.gate.verdict import GateResult
-from benchkit.records import PHASES, CheckResult, Run, TestRecord, Tokens
+from benchkit.records import PHASES, TOKEN_COLUMNS, CheckResult, Run, TestRecord, Tokens
 from benchkit.store.schema import SCHEMA_VERSION, stored_fields, stored_names
 
 
@@ -73,12 +73,9 @@ def _tokens(report: Any) -> dict[str, Any]:
 
 
 def token_columns(tokens: Tokens) -> dict[str, Any]:
-    return {
-        "input_tokens": tokens.input,
-        "cached_input_tokens": tokens.cached,
-        "cache_write_tokens": tokens.cache_write,
-        "output_tokens": tokens.output,
-    }
+    """The token columns of a run or a session (`TOKEN_COLUMNS`, in `Tokens`' order)."""
+    values = (tokens.input, tokens.cached, tokens.cache_write, tokens.output)
+    return {name: value for (name, _, _), value in zip(TOKEN_COLUMNS, values, strict=True)}
 
 
 def _gate(run: Any) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from typing import Union, get_args, get_origin, get_type_hints
 import pyarrow as pa
 
 from benchkit.bench.names import NAME
-from benchkit.records import STORED, Run, Stored
+from benchkit.records import STORED, TOKEN_COLUMNS, Run, Stored
 
 SCHEMA_VERSION = 11  # see benchkit/store/upgrade.py for the history and the steps
 
@@ -229,10 +229,7 @@ SESSION_COLUMNS: tuple[Column, ...] = (
     Column(name="cost_source", type=pa.string(), doc="reported, computed or missing."),
     Column(name="turns", type=pa.int32(), doc="Turns of the session, as reported."),
     Column(name="duration_s", type=pa.float64(), doc="Seconds, as reported."),
-    Column(name="input_tokens", type=pa.int64(), doc="Tokens the model read, cached or not."),
-    Column(name="cached_input_tokens", type=pa.int64(), doc="Of those, read from its cache."),
-    Column(name="cache_write_tokens", type=pa.int64(), doc="Of those, written to its cache."),
-    Column(name="output_tokens", type=pa.int64(), doc="Tokens the model wrote."),
+    *(Column(name=name, type=KINDS[kind], doc=doc) for name, kind, doc in TOKEN_COLUMNS),
     Column(
         name="files",
         type=pa.list_(pa.string()),
