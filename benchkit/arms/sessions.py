@@ -18,11 +18,13 @@ from benchkit.records import ArmCommit, ArmReport
 from benchkit.workspace.git import Commit
 
 
-def in_repository(path: str, worktree: PurePath) -> str:
-    """A file a tool named, by its path in the repository when it is in the worktree."""
+def in_repository(path: str, worktree: Sequence[PurePath]) -> str:
+    """A file a tool named, by its path in the repository when it is in the worktree
+    (as benchkit named it, or its real path, the one a tool's working folder has)."""
     given = PurePath(path)
-    if given.is_absolute() and given.is_relative_to(worktree):
-        return given.relative_to(worktree).as_posix()
+    for root in worktree:
+        if given.is_absolute() and given.is_relative_to(root):
+            return given.relative_to(root).as_posix()
     return given.as_posix().removeprefix("./")
 
 
@@ -40,7 +42,9 @@ def commits_of(found: Sequence[Commit], sessions: int) -> tuple[ArmCommit, ...]:
     )
 
 
-def with_edits(report: ArmReport, commits: Sequence[ArmCommit], worktree: PurePath) -> ArmReport:
+def with_edits(
+    report: ArmReport, commits: Sequence[ArmCommit], worktree: Sequence[PurePath]
+) -> ArmReport:
     """The report with each session's files named in the repository, and taken from
     the commits where its tool said nothing of them."""
     sessions = []

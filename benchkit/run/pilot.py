@@ -195,7 +195,7 @@ def _accounted(pilot: PilotState) -> ArmOutcome:
     p, outcome = pilot.plan, pilot.outcome
     report = outcome.report
     pilot.commits = commits_of(pilot.committed, len(report.session_list))
-    report = with_edits(report, pilot.commits, pilot.worktree)
+    report = with_edits(report, pilot.commits, (pilot.worktree, pilot.worktree.resolve()))
     report, why = costed(report, p.spec.model or p.arm.model, p.prices)
     if why:
         pilot.warnings.append(why)

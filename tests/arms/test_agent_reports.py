@@ -27,7 +27,7 @@ def _read(adapter: str, sample: str) -> ArmReport:
 
 
 def _files(report: ArmReport) -> tuple[str, ...]:
-    [session] = with_edits(report, (), WORKTREE).session_list
+    [session] = with_edits(report, (), [WORKTREE]).session_list
     return session.files
 
 

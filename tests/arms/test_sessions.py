@@ -22,8 +22,9 @@ FOUND = [
 
 
 def test_a_file_a_tool_names_is_named_in_the_repository() -> None:
-    tree = PurePath("/tmp/pilot/tree")
+    tree = [PurePath("/tmp/pilot/tree"), PurePath("/private/tmp/pilot/tree")]
     assert in_repository("/tmp/pilot/tree/src/a.py", tree) == "src/a.py"
+    assert in_repository("/private/tmp/pilot/tree/src/a.py", tree) == "src/a.py"  # its real path
     assert in_repository("./src/a.py", tree) == "src/a.py"
     assert in_repository("/etc/hosts", tree) == "/etc/hosts"  # outside: as the tool said
 
@@ -32,7 +33,7 @@ def test_commits_are_the_edits_of_a_session_whose_tool_names_none() -> None:
     one = ArmReport(session_list=(SessionReport(session=0),))
     steps = commits_of(FOUND, sessions=1)
     assert [c.session for c in steps] == [0, 0]
-    [session] = with_edits(one, steps, PurePath("/w")).session_list
+    [session] = with_edits(one, steps, [PurePath("/w")]).session_list
     assert (session.files, session.files_from) == (("src/a.py", "src/b.py"), "commits")
 
 
@@ -40,7 +41,7 @@ def test_as_many_commits_as_sessions_are_one_a_session() -> None:
     two = ArmReport(session_list=(SessionReport(session=0), SessionReport(session=1)))
     steps = commits_of(FOUND, sessions=2)
     assert [c.session for c in steps] == [0, 1]
-    first, second = with_edits(two, steps, PurePath("/w")).session_list
+    first, second = with_edits(two, steps, [PurePath("/w")]).session_list
     assert first.files == ("src/a.py",) and second.files == ("src/b.py", "src/a.py")
     three = commits_of(FOUND, sessions=3)  # no way to tell: no session said
     assert [c.session for c in three] == [None, None]
@@ -49,7 +50,7 @@ def test_as_many_commits_as_sessions_are_one_a_session() -> None:
 def test_a_tools_own_word_on_its_edits_wins() -> None:
     said = SessionReport(session=0, files=("/w/src/c.py",), files_from="tool")
     [session] = with_edits(
-        ArmReport(session_list=(said,)), commits_of(FOUND, 1), PurePath("/w")
+        ArmReport(session_list=(said,)), commits_of(FOUND, 1), [PurePath("/w")]
     ).session_list
     assert (session.files, session.files_from) == (("src/c.py",), "tool")
 
