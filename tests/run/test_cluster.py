@@ -62,7 +62,7 @@ def test_a_sigkilled_benchkit_on_a_local_ray_cluster_leaves_no_worker_and_no_arm
         cluster = {p: process_start(p) for p in _descendants(proc.pid)}
         proc.kill()
         proc.wait()
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 180  # at once when quiet; a busy machine may take long
         while (pgrep(token) or any(map(alive, tasks))) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert pgrep(token) == [] and not [t for t in tasks if alive(t)]
