@@ -43,9 +43,9 @@ def test_a_sigkilled_benchkit_on_a_local_ray_cluster_leaves_no_worker_and_no_arm
     # Ray's workers die with the cluster benchkit started, without a word: the arms
     # stop with their sandbox (bwrap --die-with-parent), the runs are judged crashed
     # by the next benchkit, and the set runs them again.
-    token = f"sleep 59.{os.getpid()}"
+    token = f"sleep 599.{os.getpid()}"  # far past the wait below: only a stop ends it
     arm = tmp_path / "sleepy.toml"
-    arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 300\n')
+    arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 900\n')
     store = tmp_path / "store"
     argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
     argv += ["--arm", str(arm), "--trials", "2", "--launcher", "ray", "--jobs", "2"]

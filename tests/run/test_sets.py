@@ -131,8 +131,8 @@ def test_a_resumed_set_after_a_sigkill_runs_only_what_is_missing(
     marker = tmp_path / "marker"
     free = tmp_path / "free"  # once it exists, every pilot ends at once
     arm = tmp_path / "slow.toml"  # the first pilot ends at once; the others wait
-    wait = f"if [ -e {marker} ]; then sleep 61.{os.getpid()}; fi; touch {marker}"
-    arm.write_text(f'name = "slow"\ntimeout = 300\ncommand = "[ -e {free} ] || {{ {wait}; }}"\n')
+    wait = f"if [ -e {marker} ]; then sleep 611.{os.getpid()}; fi; touch {marker}"
+    arm.write_text(f'name = "slow"\ntimeout = 900\ncommand = "[ -e {free} ] || {{ {wait}; }}"\n')
     args = ["pilot", "--bench", str(tiny.bench_dir), "--arm", str(arm), "--trials", "4"]
     args += ["--set", "s1", "--jobs", "2", "--sandbox", "none", "--store", str(store)]
     proc = subprocess.Popen(
@@ -176,7 +176,7 @@ def test_a_resumed_set_after_a_sigkill_runs_only_what_is_missing(
 
 
 def _sleepers() -> list[int]:
-    token = f"sleep 61.{os.getpid()}"
+    token = f"sleep 611.{os.getpid()}"
     done = subprocess.run(["pgrep", "-f", token], capture_output=True, text=True)
     return [int(p) for p in done.stdout.split()]
 

@@ -62,9 +62,9 @@ def test_a_matrix_in_two_workers_records_what_one_process_does(
 
 
 def test_a_sigkilled_benchkit_leaves_no_worker_and_no_arm(tiny: TinyRepo, tmp_path: Path) -> None:
-    token = f"sleep 53.{os.getpid()}"
+    token = f"sleep 533.{os.getpid()}"  # far past the wait below: only a stop ends it
     arm = tmp_path / "sleepy.toml"
-    arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 300\n')
+    arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 900\n')
     store = tmp_path / "store"
     argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
     argv += ["--arm", str(arm), "--trials", "2", "--jobs", "2", "--sandbox", "none"]
