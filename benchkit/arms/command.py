@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from benchkit.arm_report import ArmReport
 from benchkit.arms.failures import classify
 from benchkit.arms.needs import missing_program
 from benchkit.arms.protocol import Arm, ArmContext, ArmOutcome
@@ -25,7 +26,7 @@ from benchkit.arms.reports import read_report
 from benchkit.bench.arm_file import AgentReport, ArmDefinition, JsonPathReport, load_arm
 from benchkit.bench.bench_file import Bench
 from benchkit.errors import ArmError
-from benchkit.records import ArmReport, PilotSpec, redact
+from benchkit.records import PilotSpec, redact
 from benchkit.workspace import proc
 from benchkit.workspace.commands import PLACEHOLDER, allowed_env, fill, substitute
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from benchkit.arm_report import MOST_USD, ArmReport, SessionReport, Tokens
 from benchkit.bench.price_file import Price, PriceTable
-from benchkit.records import MOST_USD, ArmReport, SessionReport, Tokens
 
 MILLION = 1_000_000
 

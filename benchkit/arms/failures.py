@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from benchkit.records import ArmReport
+from benchkit.arm_report import ArmReport
 
 # Searched in this order, in the report's error and the log's tail (case-insensitive).
 PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (

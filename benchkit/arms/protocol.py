@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from benchkit.arm_report import NO_REPORT, ArmReport
 from benchkit.bench.bench_file import Bench
-from benchkit.records import NO_REPORT, ArmReport, PilotSpec
+from benchkit.records import PilotSpec
 from benchkit.workspace.repository import Repository
 from benchkit.workspace.sandbox import Sandbox
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import PurePath
 
-from benchkit.records import ArmCommit, ArmReport
+from benchkit.arm_report import ArmCommit, ArmReport
 from benchkit.workspace.git import Commit
 
 

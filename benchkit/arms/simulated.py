@@ -19,9 +19,9 @@ from pathlib import Path
 
 from unidiff.patch import Hunk, PatchSet
 
+from benchkit.arm_report import ArmReport, SessionReport
 from benchkit.arms.protocol import Arm, ArmContext, ArmOutcome
 from benchkit.bench.sites import excluded
-from benchkit.records import ArmReport, SessionReport
 from benchkit.workspace.git import diff, git
 from benchkit.workspace.proc import ProcError
 

@@ -22,13 +22,7 @@ from benchkit.arms.sessions import commits_of, with_edits
 from benchkit.bench.arm_file import is_scratch
 from benchkit.errors import StoreError
 from benchkit.gate.tampering import telling_first
-from benchkit.records import (
-    LauncherName,
-    Owner,
-    Run,
-    redact,
-    redacted,
-)
+from benchkit.records import LauncherName, Owner, Run, redact, redacted
 from benchkit.run import verify
 from benchkit.run.baseline import establish
 from benchkit.run.events import Recorded, Sink, StageBegun, ignore

@@ -16,14 +16,13 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 
+from benchkit.arm_report import ArmCommit, ArmReport
 from benchkit.arms.protocol import ArmOutcome, Secretive
 from benchkit.bench.sites import EMPTY_COVERAGE, Coverage
 from benchkit.errors import StoreError
 from benchkit.gate.verdict import GateResult
 from benchkit.records import (
     IGNORED_SHOWN,
-    ArmCommit,
-    ArmReport,
     CheckResult,
     EnvironmentUsed,
     LauncherName,

@@ -11,9 +11,7 @@ from pathlib import Path, PurePosixPath
 
 from benchkit.bench.sites import Coverage, FileChange, parse_diff, score
 from benchkit.gate.tampering import Tampered, sections_of, tampered
-from benchkit.records import (
-    SiteResult,
-)
+from benchkit.records import SiteResult
 from benchkit.run.plan import Plan
 from benchkit.workspace.git import binary_changes, diff, file_lines, file_text
 from benchkit.workspace.repository import Repository

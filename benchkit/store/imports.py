@@ -24,10 +24,11 @@ from typing import Any, get_args
 import polars as pl
 import pyarrow as pa
 
+from benchkit.arm_report import MOST_USD
 from benchkit.bench.names import NAME
 from benchkit.errors import ImportFileError
 from benchkit.gate.verdict import Verdict
-from benchkit.records import LAUNCHERS, MOST_USD, CheckStatus, RunStatus
+from benchkit.records import LAUNCHERS, CheckStatus, RunStatus
 from benchkit.store.layout import all_files
 from benchkit.store.parquet import write_table
 from benchkit.store.reads import empty_frame, read_table

@@ -12,9 +12,10 @@ from dataclasses import asdict
 from dataclasses import fields as dataclass_fields
 from typing import Any
 
+from benchkit.arm_report import TOKEN_COLUMNS, Tokens
 from benchkit.gate.junit import CaseResult
 from benchkit.gate.verdict import GateResult
-from benchkit.records import PHASES, TOKEN_COLUMNS, CheckResult, Run, TestRecord, Tokens
+from benchkit.records import PHASES, CheckResult, Run, TestRecord
 from benchkit.store.schema import SCHEMA_VERSION, stored_fields, stored_names
 
 

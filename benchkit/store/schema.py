@@ -18,8 +18,10 @@ from typing import Union, get_args, get_origin, get_type_hints
 
 import pyarrow as pa
 
+from benchkit.arm_report import TOKEN_COLUMNS
 from benchkit.bench.names import NAME
-from benchkit.records import STORED, TOKEN_COLUMNS, Run, Stored
+from benchkit.columns import STORED, Stored
+from benchkit.records import Run
 
 SCHEMA_VERSION = 11  # see benchkit/store/upgrade.py for the history and the steps
 

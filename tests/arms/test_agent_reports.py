@@ -10,11 +10,11 @@ from pathlib import PurePath
 
 import pytest
 
+from benchkit.arm_report import ArmReport, Tokens
 from benchkit.arms.failures import classify
 from benchkit.arms.reports import AGENTS, read_report
 from benchkit.arms.sessions import with_edits
 from benchkit.bench.arm_file import AgentReport
-from benchkit.records import ArmReport, Tokens
 from tests.conftest import ROOT
 
 SAMPLES = ROOT / "tests" / "fixtures" / "reports"

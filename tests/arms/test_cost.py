@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from benchkit.arm_report import ArmReport, SessionReport, Tokens
 from benchkit.arms.cost import costed, dollars
 from benchkit.bench.files import validated
 from benchkit.bench.price_file import BUNDLED_PRICES, Price, PriceFile, price_table
 from benchkit.errors import ArmError
-from benchkit.records import ArmReport, SessionReport, Tokens
 
 CODEX = Tokens(input=24763, cached=24448, output=450)
 

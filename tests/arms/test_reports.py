@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from benchkit.arm_report import NO_REPORT, ArmReport, Tokens
 from benchkit.arms.failures import classify
 from benchkit.arms.reports import read_claude_code, read_jsonpath, read_report
 from benchkit.bench.arm_file import AgentReport, JsonPathReport, NoReport, load_arm
-from benchkit.records import NO_REPORT, ArmReport, Tokens
 from tests.conftest import ROOT
 
 SAMPLES = ROOT / "tests" / "fixtures" / "reports"

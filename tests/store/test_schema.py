@@ -12,30 +12,27 @@ import pyarrow.parquet as pq
 import pytest
 
 import benchkit
+from benchkit.arm_report import ArmCommit, ArmReport, SessionReport, Tokens
 from benchkit.bench.bench_file import load_bench
 from benchkit.bench.names import RESERVED_CHECKS
 from benchkit.change.ab import AbResult, write_ab
 from benchkit.change.probe import ProbeResult, ProbeSet, Verdict, write_probe
 from benchkit.change.testrun import CommandRun
+from benchkit.columns import stored
 from benchkit.errors import BenchError
 from benchkit.gate.junit import CaseResult
 from benchkit.gate.summary import RunnerSummary
 from benchkit.gate.verdict import FileReruns, FirstFailure, GateResult
 from benchkit.records import (
     PHASES,
-    ArmCommit,
-    ArmReport,
     CheckResult,
     EnvironmentUsed,
     Owner,
     PilotSpec,
     Run,
-    SessionReport,
     SiteResult,
     SweBenchGrade,
     TestRecord,
-    Tokens,
-    stored,
 )
 from benchkit.run.baseline import Baseline, save
 from benchkit.store.imports import import_runs

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from benchkit.arm_report import MOST_USD, NO_REPORT, ArmReport, SessionReport
 from benchkit.arms.reports.aider import read_aider
 from benchkit.arms.reports.claude_code import read_claude_code
 from benchkit.arms.reports.codex import read_codex
@@ -27,7 +28,6 @@ from benchkit.arms.reports.gemini_cli import read_gemini_cli
 from benchkit.arms.reports.jsonpath import read_jsonpath
 from benchkit.arms.reports.opencode import read_opencode
 from benchkit.bench.arm_file import AgentReport, JsonPathReport, Report
-from benchkit.records import MOST_USD, NO_REPORT, ArmReport, SessionReport
 
 _R = TypeVar("_R", ArmReport, SessionReport)
 __all__ = [

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
+from benchkit.arm_report import ArmReport, SessionReport, Tokens
 from benchkit.arms.reports.values import count, edited, number
-from benchkit.records import ArmReport, SessionReport, Tokens
 
 COUNT = r"(\d+(?:\.\d+)?k?)"
 TOKENS = re.compile(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchkit.arm_report import ArmReport, SessionReport, Tokens
 from benchkit.arms.reports.values import (
     count,
     edited,
@@ -25,7 +26,6 @@ from benchkit.arms.reports.values import (
     parsed,
     text,
 )
-from benchkit.records import ArmReport, SessionReport, Tokens
 
 EDIT_TOOLS = {
     "Edit": "file_path",

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchkit.arm_report import ArmReport, SessionReport, Tokens
 from benchkit.arms.reports.values import count, edited, items, joined, json_lines, mapping, text
-from benchkit.records import ArmReport, SessionReport, Tokens
 
 
 def _usage(usage: Any) -> Tokens:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchkit.arm_report import ArmReport, SessionReport, Tokens
 from benchkit.arms.reports.values import (
     count,
     edited,
@@ -25,7 +26,6 @@ from benchkit.arms.reports.values import (
     number,
     text,
 )
-from benchkit.records import ArmReport, SessionReport, Tokens
 
 EDIT_TOOLS = ("write_file", "replace", "edit", "smart_edit")
 

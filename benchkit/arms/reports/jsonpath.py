@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from benchkit.arm_report import ArmReport, SessionReport, Tokens
 from benchkit.arms.reports.values import count, integer, not_number, number
 from benchkit.bench.arm_file import JsonPathReport
-from benchkit.records import ArmReport, SessionReport, Tokens
 
 
 def _find(path: str, document: Any) -> list[Any]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchkit.arm_report import ArmReport, SessionReport, Tokens
 from benchkit.arms.reports.values import count, edited, joined, json_lines, mapping, number, text
-from benchkit.records import ArmReport, SessionReport, Tokens
 
 EDIT_TOOLS = ("edit", "write", "patch", "multiedit")
 
