@@ -151,5 +151,32 @@ class ArmReport:
     def cost_source(self) -> str:
         return cost_source(self.cost_usd, self.price_table)
 
+    @classmethod
+    def of_session(
+        cls,
+        session: SessionReport,
+        *,
+        error: str | None = None,
+        model: str | None = None,
+        model_tokens: tuple[tuple[str, Tokens], ...] = (),
+        over_budget: bool | None = None,
+        problem: str | None = None,
+    ) -> ArmReport:
+        """The report of a tool that ran one session: the run's cost, tokens, turns
+        and time are its session's."""
+        return cls(
+            cost_usd=session.cost_usd,
+            tokens=session.tokens,
+            model=model,
+            model_tokens=model_tokens,
+            sessions=1,
+            turns=session.turns,
+            duration_s=session.duration_s,
+            over_budget=over_budget,
+            error=error,
+            session_list=(session,),
+            problem=problem,
+        )
+
 
 NO_REPORT = ArmReport()

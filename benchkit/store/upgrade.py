@@ -54,6 +54,11 @@ def _bump(version: int) -> pl.Expr:
     return pl.when(old).then(pl.lit(version + 1, pl.Int32)).otherwise(pl.col("schema_version"))
 
 
+def _column(rows: pl.LazyFrame, name: str, dtype: pl.DataType | type[pl.DataType]) -> pl.Expr:
+    """A column of the rows, or nulls of its type where no file of theirs has it."""
+    return pl.col(name) if name in rows.collect_schema().names() else pl.lit(None, dtype)
+
+
 def _v1_to_v2(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
     old = pl.col("schema_version") == 1
     changes = [_bump(1).alias("schema_version")]
@@ -78,8 +83,7 @@ def _v2_to_v3(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
     old = pl.col("schema_version") == 2
     changes = [_bump(2).alias("schema_version")]
     if table == "tests":
-        given = "test_id" in rows.collect_schema().names()
-        current = pl.col("test_id") if given else pl.lit(None, pl.String)
+        current = _column(rows, "test_id", pl.String)
         derived = pl.when(old).then(pl.coalesce(current, "test")).otherwise(current)
         changes.append(derived.alias("test_id"))
     return rows.with_columns(changes)
@@ -90,8 +94,7 @@ def _v3_to_v4(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
     old = pl.col("schema_version") == 3
     changes = [_bump(3).alias("schema_version")]
     if table == "runs":
-        given = "warnings" in rows.collect_schema().names()
-        current = pl.col("warnings") if given else pl.lit(None, pl.List(pl.String))
+        current = _column(rows, "warnings", pl.List(pl.String))
         none: pl.Expr = pl.lit([], pl.List(pl.String))
         filled = pl.when(old).then(pl.coalesce(current, none)).otherwise(current)
         changes.append(filled.alias("warnings"))
@@ -103,8 +106,7 @@ def _v10_to_v11(table: str, rows: pl.LazyFrame) -> pl.LazyFrame:
     old = pl.col("schema_version") == 10
     changes = [_bump(10).alias("schema_version")]
     if table == "sessions":
-        given = "cost_source" in rows.collect_schema().names()
-        current = pl.col("cost_source") if given else pl.lit(None, pl.String)
+        current = _column(rows, "cost_source", pl.String)
         source = pl.when(pl.col("cost_usd").is_null()).then(pl.lit("missing"))
         derived = source.otherwise(pl.lit("reported"))
         changes.append(pl.when(old).then(derived).otherwise(current).alias("cost_source"))

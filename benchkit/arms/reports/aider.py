@@ -75,12 +75,4 @@ def read_aider(stdout: str) -> ArmReport:
         files=edited(files),
         files_from="tool",
     )
-    return ArmReport(
-        cost_usd=cost,
-        tokens=tokens,
-        model=model,
-        sessions=1,
-        turns=replies,
-        error=error,
-        session_list=(session,),
-    )
+    return ArmReport.of_session(session, error=error, model=model)

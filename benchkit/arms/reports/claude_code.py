@@ -171,16 +171,11 @@ def read_claude_code(stdout: str) -> ArmReport:
         files=edited(files),
         files_from=files_from,
     )
-    return ArmReport(
-        cost_usd=cost,
-        tokens=tokens,
-        model_tokens=by_model,
-        model=_model(messages, result),
-        sessions=1,
-        turns=turns,
-        duration_s=session.duration_s,
-        over_budget=True if budget else None,
+    return ArmReport.of_session(
+        session,
         error=error,
-        session_list=(session,),
+        model=_model(messages, result),
+        model_tokens=by_model,
+        over_budget=True if budget else None,
         problem=joined([not_number("total_cost_usd", given, cost), problem]),
     )

@@ -69,11 +69,4 @@ def read_codex(stdout: str) -> ArmReport:
         files=edited(files),
         files_from="tool",
     )
-    return ArmReport(
-        tokens=tokens,
-        sessions=1,
-        turns=turns,
-        error=error,
-        session_list=(session,),
-        problem=lines.problem,
-    )
+    return ArmReport.of_session(session, error=error, problem=lines.problem)

@@ -85,16 +85,8 @@ def _report(
         files=files,
         files_from=files_from,
     )
-    return ArmReport(
-        tokens=tokens,
-        model_tokens=by_model,
-        model=model,
-        sessions=1,
-        turns=turns,
-        duration_s=duration_s,
-        error=error,
-        session_list=(session,),
-        problem=problem,
+    return ArmReport.of_session(
+        session, error=error, model=model, model_tokens=by_model, problem=problem
     )
 
 

@@ -77,12 +77,5 @@ def read_opencode(stdout: str) -> ArmReport:
         files=edited(files),
         files_from="tool",
     )
-    return ArmReport(
-        cost_usd=cost,
-        tokens=tokens,
-        sessions=1,
-        turns=steps,
-        error=error,
-        session_list=(session,),
-        problem=joined([lines.problem, "a step without its cost" if None in costs else None]),
-    )
+    missing = "a step without its cost" if None in costs else None
+    return ArmReport.of_session(session, error=error, problem=joined([lines.problem, missing]))
