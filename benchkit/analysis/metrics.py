@@ -53,6 +53,18 @@ def gate_passed() -> pl.Expr:
     )
 
 
+def flaky(columns: list[str]) -> pl.Expr:
+    """A run with a flaky test file (it failed in the full run and passed rerun alone),
+    whatever the gate's final verdict: a run that failed on a regression can have
+    one too; null where the gate did not judge."""
+    verdict = pl.col("test_verdict")
+    if "flaky_files" not in columns:
+        return pl.when(verdict.is_not_null()).then((verdict == "flaky-pass").cast(pl.Float64))
+    files = pl.col("flaky_files").list.len().fill_null(0) > 0
+    judged = verdict.is_not_null() | pl.col("flaky_files").is_not_null()
+    return pl.when(judged).then((files | (verdict == "flaky-pass")).cast(pl.Float64))
+
+
 def metric_exprs(schema: Mapping[str, pl.DataType]) -> dict[str, pl.Expr]:
     """Every metric the runs' columns allow, by name: the named ones, then every other
     numeric column by its own name."""
@@ -67,9 +79,7 @@ def metric_exprs(schema: Mapping[str, pl.DataType]) -> dict[str, pl.Expr]:
         "pass": passed(),
         # the bench could not judge: the tests did not run at base; neither pass nor fail
         "error": (pl.col("test_verdict") == "error").fill_null(False).cast(pl.Float64),
-        "flaky": pl.when(pl.col("test_verdict").is_not_null()).then(
-            (pl.col("test_verdict") == "flaky-pass").cast(pl.Float64)
-        ),
+        "flaky": flaky(columns),
     }
     if "test_verdict" in columns:
         found["gate"] = gate_passed()

@@ -692,3 +692,18 @@ def test_every_reason_of_the_gate_reaches_the_printed_line() -> None:
         "regression tests/test_tax.py (TestTax::test_x); "
         "jest's summary counts 3 failed, the report names 1"
     )
+
+
+def test_the_flaky_rate_counts_runs_with_a_flaky_file_whatever_the_verdict() -> None:
+    # seen to fail: a run whose gate failed on a regression, beside a file that was flaky,
+    # counted 0 in the flaky rate, because only `flaky-pass` verdicts counted
+    runs = _runs([("a", "b1", 1, 0.5, "fail"), ("a", "b1", 2, 0.5, "pass")]).with_columns(
+        flaky_files=pl.Series([["tests/test_dates.py"], []], dtype=pl.List(pl.String))
+    )
+    (row,) = compare(runs, metrics=["flaky"]).frame.to_dicts()
+    assert row["flaky_mean"] == 0.5
+    unjudged = runs.with_columns(
+        test_verdict=pl.lit(None, pl.String), flaky_files=pl.lit(None, pl.List(pl.String))
+    )
+    (row,) = compare(unjudged, metrics=["flaky"]).frame.to_dicts()
+    assert row["flaky_mean"] is None  # the tests never ran: no rate, not 0
