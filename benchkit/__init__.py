@@ -29,6 +29,7 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     "AbResult": "benchkit.change.ab",
     "Bench": "benchkit.bench.bench_file",
+    "Budget": "benchkit.analysis.budget",
     "Comparison": "benchkit.analysis.compare",
     "Markdown": "benchkit.analysis.markdown",
     "Paired": "benchkit.analysis.compare",
@@ -37,6 +38,7 @@ _LAZY: dict[str, str] = {
     "Run": "benchkit.records",
     "ab": "benchkit.change.ab",
     "benches": "benchkit.bench.find",
+    "budget": "benchkit.analysis.budget",
     "compact": "benchkit.store.store",
     "compare": "benchkit.analysis.compare",
     "evidence": "benchkit.analysis.evidence",
@@ -60,6 +62,7 @@ _LAZY: dict[str, str] = {
 
 if _typing.TYPE_CHECKING:
     from benchkit import swebench
+    from benchkit.analysis.budget import Budget, budget
     from benchkit.analysis.compare import Comparison, Paired, compare, flips, paired
     from benchkit.analysis.evidence import evidence
     from benchkit.analysis.markdown import Markdown
@@ -103,6 +106,7 @@ __all__ = [
     "Bench",
     "BenchError",
     "BenchkitError",
+    "Budget",
     "Comparison",
     "ImportFileError",
     "Markdown",
@@ -117,6 +121,7 @@ __all__ = [
     "__version__",
     "ab",
     "benches",
+    "budget",
     "compact",
     "compare",
     "evidence",

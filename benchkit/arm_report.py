@@ -65,6 +65,8 @@ class SessionReport:
     tokens: Tokens = NO_TOKENS
     files: tuple[str, ...] = ()
     files_from: str | None = None  # tool or commits; None: nothing says
+    kind: str | None = None  # agent, mechanical (rules, a codemod) or manual, as the tool says
+    reason: str | None = None  # why it ended as it did (rejected on `tests`), as the tool says
 
     @property
     def cost_source(self) -> str:
@@ -141,6 +143,26 @@ class ArmReport:
     flaky_files: tuple[str, ...] | None = field(
         default=None,
         metadata=stored("Flaky test files the tool itself reported.", name="reported_flaky_files"),
+    )
+    session_reasons: str | None = field(
+        default=None,
+        metadata=stored(
+            "How the sessions ended, counted, with the tool's reasons: `3 rejected on tests, "
+            "1 stopped at the budget`; as a published table wrote it for an imported run."
+        ),
+    )
+    pr_url: str | None = field(
+        default=None, metadata=stored("The pull request the arm opened, as its report says.")
+    )
+    pushed_repository: str | None = field(
+        default=None,
+        metadata=stored("The repository (a fork, OWNER/NAME) the arm pushed its change to."),
+    )
+    pushed_branch: str | None = field(
+        default=None, metadata=stored("The branch the arm pushed, as its report says.")
+    )
+    pushed_sha: str | None = field(
+        default=None, metadata=stored("The commit the arm pushed, as its report says.")
     )
     duration_s: float | None = None
     error: str | None = None  # what the tool said went wrong (a subtype, a message)

@@ -19,6 +19,7 @@ from typing import Literal, TypeVar, cast
 
 from benchkit.arm_report import NO_REPORT, ArmCommit, ArmReport
 from benchkit.columns import columns, part, stored
+from benchkit.gate.ci import CiCheck
 from benchkit.gate.junit import CaseResult
 from benchkit.gate.swebench import Graded
 from benchkit.gate.verdict import GateResult
@@ -67,6 +68,9 @@ class SiteResult:
     length: int
     covered: bool
     matched: bool
+    session: int | None = None  # the session that first covered it, where known
+    step: int | None = None  # the arm's commit that first covered it, where it committed
+    by: str | None = None  # that session's kind, as the tool says: agent, mechanical, manual
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -213,7 +217,17 @@ class SweBenchGrade:
         )
 
 
-PHASES = ("start", "prepare", "environment", "baseline", "execute", "verify", "score", "record")
+PHASES = (
+    "start",
+    "prepare",
+    "environment",
+    "baseline",
+    "execute",
+    "verify",
+    "ci",
+    "score",
+    "record",
+)
 PHASE_COLUMNS = (
     (
         "wall_s",
@@ -234,6 +248,7 @@ PHASE_COLUMNS = (
     ("baseline_s", "float64", "Seconds of the checks at base."),
     ("execute_s", "float64", "Seconds the arm ran, diff included."),
     ("verify_s", "float64", "Seconds of the checks after the arm."),
+    ("ci_s", "float64", "Seconds waiting for the forge's CI on the arm's change; null: not asked."),
     ("score_s", "float64", "Seconds to score the diff."),
     (
         "record_s",
@@ -281,6 +296,28 @@ GATE_COLUMNS = (
         "and the Wilson 95% interval of its fail rate over every observation.",
     ),
 )
+
+
+@dataclass(frozen=True, kw_only=True)
+class CiResult:
+    """CI on the arm's change: what the forge's checks said, in words and as a status."""
+
+    said: str = field(
+        metadata=stored(
+            "CI on the arm's change, in words: `1 pass, 0 fail (fork PR)`, `fail at "
+            "typecheck` (its first failing check), `pending (timed out after 10 min)`, "
+            "`none` (no checks ran); as a published table wrote it for an imported run.",
+            name="ci",
+        )
+    )
+    status: str | None = field(
+        metadata=stored(
+            "CI's verdict: ok, fail, pending (not done when benchkit stopped asking) or none "
+            "(no checks ran); null: not asked, or an imported text that reads as none of them.",
+            name="ci_status",
+        )
+    )
+    checks: tuple[CiCheck, ...] = ()  # the `ci` table's rows
 
 
 IGNORED_SHOWN = 20  # of the ignored files an arm wrote, the ones a run names
@@ -362,9 +399,13 @@ class Run:
     report: ArmReport = field(default=NO_REPORT, metadata=part())
     commits: tuple[ArmCommit, ...] = ()  # the `commits` table's rows
     owner: Owner | None = field(default=None, metadata=part())
-    ci_status: str | None = field(  # known only of imported records
+    ci: CiResult | None = field(default=None, metadata=part())
+    outcome: str | None = field(  # a published table's own word on the run
         default=None,
-        metadata=stored("CI's verdict on the change, where known (imported records): ok or fail."),
+        metadata=stored(
+            "What a published table said of the run (`yes`, `no: service error`), kept as "
+            "its text (imported runs); null for runs benchkit ran."
+        ),
     )
     environment: EnvironmentUsed | None = field(default=None, metadata=part())
     baseline_key: str | None = field(

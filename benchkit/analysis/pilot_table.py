@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchkit.analysis.markdown import NONE, Markdown, markdown_table
-from benchkit.analysis.text import resolved_word, tampering
+from benchkit.analysis.text import cap_words, money, resolved_word, tampering
 from benchkit.records import CHECKS
 
 COUNT_WORDS = {"test": "fail"}  # `1 fail`; every other check counts errors
@@ -34,45 +34,61 @@ def check_cell(status: str | None, count: int | None, check: str) -> str:
 
 
 def sessions_cell(row: Mapping[str, Any]) -> str:
+    """How many sessions, and how they ended: `1: 1 accepted; 0 feedback rounds`, `4:
+    3 rejected on tests, 1 stopped at the budget` (the sessions' reasons where the
+    tool, or a published table, gave them; else the counts, with the sessions the
+    counts leave out of a run stopped at its cap)."""
     count = row.get("sessions")
     if count is None:
         return NONE
-    parts = [
-        f"{row[key]} {word}"
+    reasons = row.get("session_reasons")
+    parts = [str(reasons)] if reasons else _ended(row, count)
+    rounds = row.get("feedback_rounds")
+    said = f"{count}: {', '.join(parts)}" if parts else str(count)
+    if rounds is not None:
+        said += f"; {rounds} feedback round{'s' if rounds != 1 else ''}"
+    return said
+
+
+def _ended(row: Mapping[str, Any], count: int) -> list[str]:
+    """The sessions accepted and rejected (a count of 0 left out, unless all are), and
+    those the counts leave: the last stopped at the budget where the run went over
+    its cap, the others not judged."""
+    known = {
+        word: row[key]
         for key, word in (("sessions_accepted", "accepted"), ("sessions_rejected", "rejected"))
         if row.get(key) is not None
-    ]
-    rounds = row.get("feedback_rounds")
-    if rounds is not None:
-        parts.append(f"{rounds} feedback round{'s' if rounds != 1 else ''}")
-    return f"{count} ({', '.join(parts)})" if parts else str(count)
+    }
+    parts = [f"{n} {word}" for word, n in known.items() if n]
+    left = count - sum(known.values()) if len(known) == 2 else 0
+    if left > 0 and row.get("over_budget"):  # the one that crossed the cap
+        parts.append("1 stopped at the budget")
+        left -= 1
+    if left > 0:
+        parts.append(f"{left} not judged")
+    if not parts and known:
+        parts = [f"{n} {word}" for word, n in known.items()]
+    return parts
 
 
 def cost_cell(cost: float | None) -> str:
-    if cost is None:
-        return NONE
-    return f"${cost:,.2f}" if cost >= 1 else f"${cost:.4f}"
+    return NONE if cost is None else money(cost)
 
 
 def wall_cell(seconds: float | None) -> str:
+    """Seconds, as a pilot table gives them: `1.5 s`, `234 s`."""
     if seconds is None:
         return NONE
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, rest = divmod(round(seconds), 60)
-    return f"{minutes}m {rest:02d}s"
+    return f"{seconds:.1f} s" if seconds < 60 else f"{round(seconds)} s"
 
 
 def gate_cell(row: Mapping[str, Any]) -> str:
-    """The gate's verdict on the tests, with its regressions (`fail, 1 regression`)
-    and every reason it gave; `-` when it did not judge."""
+    """The gate's verdict on the tests, with every reason it gave (its regressions are
+    the coverage column's); `-` when it did not judge."""
     verdict = row.get("test_verdict")
     if verdict is None:
         return NONE
-    regressions = row.get("regressions")
     cell = str(verdict)
-    if regressions is not None and verdict != "error":  # error: the tests did not run at base
-        cell += f", {regressions} regression{'' if regressions == 1 else 's'}"
     reasons = row.get("test_reasons")
     if reasons:  # every reason of the gate reaches the table
         cell += f" ({reasons})"
@@ -84,13 +100,16 @@ def gate_cell(row: Mapping[str, Any]) -> str:
 
 
 def coverage_cell(row: Mapping[str, Any]) -> str:
+    """Sites covered of the human's, unrelated changes (`-`: not known, never 0), and
+    the regressions where known: `10/51, 0 unrelated, no regressions` (`-, 3
+    regressions` for a run whose sites are not known)."""
     total = row.get("sites_total")
-    if total is None:
-        return NONE
-    unrelated = row.get("sites_unrelated")
-    return (
-        f"{row.get('sites_covered')}/{total}, {NONE if unrelated is None else unrelated} unrelated"
-    )
+    unrelated = _value(row.get("sites_unrelated"))
+    cell = NONE if total is None else f"{row.get('sites_covered')}/{total}, {unrelated} unrelated"
+    regressions = row.get("regressions")
+    if regressions is not None and row.get("test_verdict") != "error":  # error: no base tests
+        cell += f", {regressions or 'no'} regression{'' if regressions == 1 else 's'}"
+    return cell
 
 
 def _value(value: object) -> str:
@@ -116,11 +135,20 @@ def arm_cell(row: Mapping[str, Any]) -> str:
 
 def budget_cell(row: Mapping[str, Any]) -> str:
     """A run's cost: `computed` where a price table made it from the tool's tokens
-    (an estimate, not the tool's word), and whether it went over its cap."""
+    (an estimate, not the tool's word), its cap, and whether it went over:
+    `$1.02 on a $1 cap, over budget`."""
     cell = cost_cell(row.get("cost_usd"))
     if row.get("cost_source") == "computed" and row.get("cost_usd") is not None:
         cell += " computed"
+    cap = row.get("max_cost")
+    if cap is not None and row.get("cost_usd") is not None:
+        cell += f" on a {cap_words(cap)} cap"
     return f"{cell}, over budget" if row.get("over_budget") else cell
+
+
+def ci_cell(row: Mapping[str, Any]) -> str:
+    """CI on the change in words (`1 pass, 0 fail (fork PR)`), else its status."""
+    return _value(row.get("ci") or row.get("ci_status"))
 
 
 def pilot_row(row: Mapping[str, Any], label: str) -> list[str]:
@@ -138,7 +166,7 @@ def pilot_row(row: Mapping[str, Any], label: str) -> list[str]:
         sessions_cell(row),
         budget_cell(row),
         wall_cell(row.get("wall_s")),
-        _value(row.get("ci_status")),
+        ci_cell(row),
         coverage_cell(row),
     ]
 

@@ -26,7 +26,7 @@ from unidiff.patch import PatchSet
 from benchkit.analysis.compare import compare, comparison_cells
 from benchkit.analysis.pilot_table import arm_cell, check_cell, cost_cell, gate_cell, wall_cell
 from benchkit.analysis.plots import PLOTS, default_by, plot
-from benchkit.analysis.text import cells, columns
+from benchkit.analysis.text import cells, columns, covered_by
 from benchkit.errors import UsageError
 from benchkit.store.query import runs as stored_runs
 from benchkit.store.query import table
@@ -85,6 +85,14 @@ def hunks(patch: str) -> dict[str, list[tuple[int, int, str]]]:
     return found
 
 
+def _covered(row: Mapping[str, Any]) -> str:
+    """`yes`, with who first covered the site where known: `yes (session 1)`."""
+    if not row["covered"]:
+        return "no"
+    who = covered_by([row])
+    return f"yes ({who.removesuffix(' covered 1 site')})" if who else "yes"
+
+
 def sites_beside(
     sites: Sequence[Mapping[str, Any]], human: str | None, arm: str | None
 ) -> list[Site]:
@@ -110,7 +118,7 @@ def sites_beside(
                 site=int(row["site"]),
                 file=str(row["file"]),
                 lines=f"{lines} ({row['kind']})",
-                covered="yes" if row["covered"] else "no",
+                covered=_covered(row),
                 matched="yes" if row["matched"] else "no",
                 human=touching(theirs, row) if human is not None else "(human.patch not kept)",
                 arm=touching(ours, row) if arm is not None else "(agent.patch not kept)",
@@ -320,17 +328,28 @@ def _run_page(
         "tests_note": f"Every test of the report passed ({passed})."
         if passed
         else "No test report was read for this run.",
-        "sessions_header": ["session", "id", "status", "cost", "turns", "seconds"],
+        "sessions_header": [
+            "session",
+            "id",
+            "kind",
+            "status",
+            "reason",
+            "cost",
+            "turns",
+            "seconds",
+        ],
         "sessions_rows": [
             [
-                *(s["session"], _text(s["session_id"]), _text(s["status"])),
+                *(s["session"] + 1, _text(s["session_id"]), _text(s.get("kind"))),
+                *(_text(s["status"]), _text(s.get("reason"))),
                 *(cost_cell(s["cost_usd"]), _text(s["turns"]), _text(s["duration_s"])),
             ]
             for s in own_sessions
         ],
         "sites_summary": f"{_text(row.get('sites_covered'))} of {_text(row.get('sites_total'))} "
         f"covered, {_text(row.get('sites_matched'))} matched, "
-        f"{_text(row.get('sites_unrelated'))} unrelated changes",
+        f"{_text(row.get('sites_unrelated'))} unrelated changes"
+        + (f"; {who}" if (who := covered_by(own_sites)) else ""),
         "patches": [(name, href) for name, href in links.items() if name.endswith(".patch")],
         "sites": sites_beside(
             own_sites, _read(artifacts / "human.patch"), _read(artifacts / "agent.patch")

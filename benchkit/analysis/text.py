@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -30,8 +31,21 @@ def _check_cell(row: Mapping[str, Any], check: str) -> str:
     return f"{mark}({count})" if count and status is not None else mark
 
 
+def money(usd: float) -> str:
+    """One precision in a table: cents (`$0.27`, `$1,020.00`), and below a cent two
+    significant digits (`$0.0042`, `$0.000040`), never a cost shown as $0."""
+    if 0 < usd < 0.01:
+        return f"${usd:.{1 - math.floor(math.log10(usd))}f}"
+    return f"${usd:,.2f}"
+
+
+def cap_words(usd: float) -> str:
+    """A cap as people say it: `$1`, `$0.25`."""
+    return f"${usd:,.0f}" if usd == round(usd) else money(usd)
+
+
 def _cost(value: float | None) -> str:
-    return "-" if value is None else f"${value:.4f}"
+    return "-" if value is None else money(value)
 
 
 def run_cost(row: Mapping[str, Any]) -> str:
@@ -280,3 +294,36 @@ def status(
             )
         lines.append(f"  {name(row, show)}  {where}  {row.get('run_id')}")
     return "\n".join(lines)
+
+
+KIND_WORDS = {"mechanical": "the rules", "manual": "by hand"}  # a session's kind, as a name
+
+
+def covered_by(sites: Sequence[Mapping[str, Any]]) -> str | None:
+    """Who first covered a run's sites: `session 1 covered 10 sites, the rules 2`
+    (sessions counted from 1, a mechanical one named the rules; a commit where no
+    session is told), then the covered sites none is known for; None where none is."""
+    counted: dict[tuple[int, int], tuple[str, int]] = {}
+    unknown = 0
+    for site in sites:
+        if not site.get("covered"):
+            continue
+        session, step = site.get("covered_session"), site.get("covered_step")
+        if session is not None:
+            kind = site.get("covered_kind")
+            key, name = (0, session), KIND_WORDS.get(str(kind)) or f"session {session + 1}"
+        elif step is not None:
+            key, name = (1, step), f"commit {step + 1}"
+        else:
+            unknown += 1
+            continue
+        counted[key] = (name, counted.get(key, (name, 0))[1] + 1)
+    merged: dict[str, int] = {}
+    for _, (name, n) in sorted(counted.items()):
+        merged[name] = merged.get(name, 0) + n
+    if not merged:
+        return None
+    (first, n), *rest = merged.items()
+    said = f"{first} covered {n} site{'' if n == 1 else 's'}"
+    said += "".join(f", {name}{' covered' if name[-1].isdigit() else ''} {m}" for name, m in rest)
+    return said + (f", {unknown} by no session known" if unknown else "")

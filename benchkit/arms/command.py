@@ -29,6 +29,7 @@ from benchkit.errors import ArmError
 from benchkit.records import PilotSpec, redact
 from benchkit.workspace import proc
 from benchkit.workspace.commands import PLACEHOLDER, allowed_env, fill, substitute
+from benchkit.workspace.forge import gh_problem
 
 BASE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
 BUILT_IN_VARS = (
@@ -234,6 +235,11 @@ def command_arm(value: str, path: Path, bench: Bench, spec: PilotSpec) -> Comman
             "command",
             f"needs {program} on PATH: not found (install it, or put a stand-in first on PATH)",
         )
+    if isinstance(file.report, JsonPathReport) and file.report.names_a_change:
+        problem = gh_problem()  # its CI is read with gh: said at planning, not after the arm
+        if problem is not None:
+            said = "report.pr_url" if file.report.pr_url else "report.pushed_sha"
+            raise ArmError(path, said, problem)
     label = spec.executor or file.default_executor or next(iter(file.executors), "local")
     if file.executors and label not in file.executors:
         raise ArmError(

@@ -57,3 +57,34 @@ def with_edits(
         else:
             sessions.append(replace(s, files=files))
     return replace(report, session_list=tuple(sessions)) if sessions else report
+
+
+BUDGET_WORDS = ("budget", "over_budget", "stopped_by_budget", "budget_exceeded", "max_budget")
+STOPPED_AT_BUDGET = "stopped at the budget"
+
+
+def _ended(status: str) -> str:
+    """A session's status as the sessions column says it (`stopped at the budget`)."""
+    word = status.strip().lower().replace("-", "_").replace(" ", "_")
+    return STOPPED_AT_BUDGET if word in BUDGET_WORDS else status.strip()
+
+
+JUDGED = ("accepted", "rejected")  # a feedback round's verdicts on a session's work
+
+
+def session_reasons(report: ArmReport) -> str | None:
+    """How the sessions of feedback rounds ended, counted in the order each way first
+    came, with the tool's reasons: `3 rejected on tests, 1 stopped at the budget`;
+    None where no session was judged, stopped at the budget or given a reason (an
+    agent CLI's own `success` is its session's status, not a round's verdict)."""
+    statuses = [(s.status or "").strip().lower() for s in report.session_list]
+    rounds = any(w in JUDGED or _ended(w) == STOPPED_AT_BUDGET for w in statuses if w)
+    if not rounds and not any(s.reason for s in report.session_list):
+        return None
+    counted: dict[str, int] = {}
+    for s in report.session_list:
+        if not s.status:
+            continue
+        way = _ended(s.status) + (f" on {s.reason.strip()}" if s.reason else "")
+        counted[way] = counted.get(way, 0) + 1
+    return ", ".join(f"{n} {way}" for way, n in counted.items()) or None

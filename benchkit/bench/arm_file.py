@@ -45,12 +45,18 @@ class JsonPathReport(Strict):
     cached_input_tokens: str | None = None  # ... of them read from the cache
     output_tokens: str | None = None
     model: str | None = None  # the model it ran, whose prices a cost from tokens takes
+    pr_url: str | None = None  # the pull request it opened: its CI is read (a CI stage)
+    pushed_repository: str | None = None  # or the fork (OWNER/NAME) ...
+    pushed_branch: str | None = None  # ... the branch ...
+    pushed_sha: str | None = None  # ... and the commit it pushed
     session_list: str | None = None  # one item per session:
     session_id: str = "id"  # ... and the keys read in each item
     session_status: str = "status"
     session_cost: str = "cost_usd"
     session_turns: str = "turns"
     session_duration: str = "duration_s"
+    session_kind: str = "kind"  # agent, mechanical or manual
+    session_reason: str = "reason"  # why it ended as it did
 
     @model_validator(mode="after")
     def _paths_parse(self) -> JsonPathReport:
@@ -69,6 +75,10 @@ class JsonPathReport(Strict):
             "cached_input_tokens",
             "output_tokens",
             "model",
+            "pr_url",
+            "pushed_repository",
+            "pushed_branch",
+            "pushed_sha",
             "session_list",
         ):
             path = getattr(self, name)
@@ -77,7 +87,16 @@ class JsonPathReport(Strict):
                     parse(path)
                 except Exception as exc:
                     raise ValueError(f"{name}: not a JSONPath: {path!r} ({exc})") from None
+        if (self.pushed_repository is None) != (self.pushed_sha is None):
+            raise ValueError(
+                "pushed_repository and pushed_sha: a fork's push is read by both, give both"
+            )
         return self
+
+    @property
+    def names_a_change(self) -> bool:
+        """The report names a change on the forge, whose CI a pilot reads."""
+        return self.pr_url is not None or self.pushed_sha is not None
 
 
 class NoReport(Strict):

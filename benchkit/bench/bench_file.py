@@ -225,6 +225,8 @@ class BenchFile(Strict):
     sandbox: Sandbox = Field(default_factory=Sandbox)
     env: dict[str, str] = Field(default_factory=dict)
     swebench: SweBench | None = None
+    ci_timeout: Annotated[Seconds, Field(gt=0)] = 600.0  # how long the forge's CI is waited for
+    ci_poll: Annotated[Seconds, Field(gt=0)] = 30.0  # and how often it is asked
 
     @model_validator(mode="after")
     def _consistent(self) -> BenchFile:
@@ -235,6 +237,10 @@ class BenchFile(Strict):
             raise ValueError(f"tests.check names no check: {self.tests.check!r}")
         if self.repo.tree is not None and self.human.patch is None:
             raise ValueError("a 'tree' source needs its human reference as a 'patch'")
+        if self.ci_poll > self.ci_timeout:
+            raise ValueError(
+                f"ci_poll: {self.ci_poll:g} s, more than ci_timeout ({self.ci_timeout:g} s)"
+            )
         if self.swebench is not None and self.tests is None:
             raise ValueError("a SWE-bench instance needs [tests] (its FAIL_TO_PASS, PASS_TO_PASS)")
         return self

@@ -30,6 +30,7 @@ for command in (
     runs.compact,
     analysis.evidence,
     analysis.compare,
+    analysis.budget,
     analysis.plot,
     analysis.report,
     change.ab_,

@@ -1,9 +1,10 @@
-"""The commands that compare runs and show them: `evidence`, `compare`, `plot`,
-`report`."""
+"""The commands that compare runs and show them: `evidence`, `compare`, `budget`,
+`plot`, `report`."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import click
 
@@ -23,9 +24,11 @@ def evidence(run_ids: tuple[str, ...], labels: tuple[str, ...], store: Path | No
     named = pairs("--label", labels)
     if not run_ids and not named:
         raise UsageError("RUN_IDS", "", "give at least one run id")
-    frame = pick_runs(benchkit.runs(read_store(store)), [*run_ids, *(i for _, i in named)])
+    folder = read_store(store)
+    frame = pick_runs(benchkit.runs(folder), [*run_ids, *(i for _, i in named)])
     arms = frame["arm"].head(len(run_ids)).to_list()
-    click.echo(str(benchkit.evidence(frame, labels=[*arms, *(name for name, _ in named)])))
+    shown = [*arms, *(name for name, _ in named)]
+    click.echo(str(benchkit.evidence(frame, labels=shown, store=folder)))
 
 
 @click.command()
@@ -46,6 +49,45 @@ def compare(
     frame = benchkit.runs(read_store(store), bench=bench)
     keys = [k for k in by.split(",") if k]
     click.echo(benchkit.compare(frame, by=keys, metrics=metrics or None, sums=sums).to_markdown())
+
+
+@click.command()
+@click.argument("run_ids", nargs=-1)
+@click.option("--cap", type=float, required=True, help="The cap in USD the sessions replay under.")
+@click.option(
+    "--rule",
+    type=click.Choice(["mean", "last", "none"]),
+    default="mean",
+    show_default=True,
+    help="mean: no session starts when what is left is below the mean cost so far; last: "
+    "below the last one's; none: whenever anything is left (today's).",
+)
+@click.option("--bench", default=None, help="Only this bench.")
+@click.option("--set", "run_set", default=None, help="Only this run set.")
+@store_option
+def budget(
+    run_ids: tuple[str, ...],
+    cap: float,
+    rule: str,
+    bench: str | None,
+    run_set: str | None,
+    store: Path | None,
+) -> None:
+    """Replay the runs' recorded sessions under a budget rule: what each would have
+    started, spent and lost (GitHub markdown)."""
+    from benchkit.analysis.budget import Rule
+    from benchkit.store.query import pick_runs
+
+    folder = read_store(store)
+    frame = benchkit.runs(folder, bench=bench, run_set=run_set)
+    if run_ids:
+        frame = pick_runs(frame, list(run_ids))
+    if frame.is_empty():
+        raise UsageError("budget", "", "no runs to replay: the selection is empty")
+    replayed = benchkit.budget(
+        frame, cap=cap, rule=cast(Rule, rule), store=folder, latest=not run_ids
+    )  # the runs named: as named, an earlier attempt too
+    click.echo(str(replayed))
 
 
 @click.command()

@@ -73,16 +73,39 @@ def status(store: Path | None, run_set: str | None) -> None:
     "--map", "maps", multiple=True, help="SOURCE=COLUMN: the file's column SOURCE is COLUMN."
 )
 @click.option("--ignore", multiple=True, help="A column of the file to leave out.")
+@click.option(
+    "--const",
+    "consts",
+    multiple=True,
+    help="COLUMN=VALUE: every run has VALUE in COLUMN (one the file lacks: bench=dms-saas).",
+)
 @store_option
-def import_(file: Path, maps: tuple[str, ...], ignore: tuple[str, ...], store: Path | None) -> None:
-    """Add runs recorded elsewhere (a CSV file) to the store, marked imported."""
+def import_(
+    file: Path,
+    maps: tuple[str, ...],
+    ignore: tuple[str, ...],
+    consts: tuple[str, ...],
+    store: Path | None,
+) -> None:
+    """Add runs recorded elsewhere (a CSV file) to the store, marked imported. A
+    published table is kept as it is: `--const` gives a column it lacks, `--map` names
+    its columns as the store's; its `ci` and `outcome` words are kept, and read as a
+    status where they can be (the summary says how)."""
     from benchkit.store.imports import earlier_imports
     from benchkit.store.store import Store
 
     again = file.is_file() and bool(earlier_imports(file, Store.at(store).checked().path))
-    ids = benchkit.import_runs(file, store, mapping=dict(pairs("--map", maps)), ignore=ignore)
+    ids = benchkit.import_runs(
+        file,
+        store,
+        mapping=dict(pairs("--map", maps)),
+        ignore=ignore,
+        consts=dict(pairs("--const", consts)),
+    )
     said = f"imported {len(ids)} run{'' if len(ids) == 1 else 's'} from {file}"
     click.echo(f"{said}{'; they replace those of its earlier import' if again else ''}")
+    for note in ids.notes:
+        click.echo(f"  {note}")
 
 
 @click.command()

@@ -16,15 +16,17 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from benchkit.arms.attribution import by_session, first_steps
 from benchkit.arms.cost import costed
 from benchkit.arms.protocol import ArmContext, ArmOutcome, Secretive
-from benchkit.arms.sessions import commits_of, with_edits
+from benchkit.arms.sessions import commits_of, session_reasons, with_edits
 from benchkit.bench.arm_file import is_scratch
 from benchkit.errors import StoreError
 from benchkit.gate.tampering import telling_first
-from benchkit.records import LauncherName, Owner, Run, redact, redacted
+from benchkit.records import LauncherName, Owner, Run, SiteResult, redact, redacted
 from benchkit.run import verify
 from benchkit.run.baseline import establish
+from benchkit.run.ci import ask_ci, asked
 from benchkit.run.events import Recorded, Sink, StageBegun, ignore
 from benchkit.run.plan import Plan
 from benchkit.run.record import (
@@ -39,11 +41,14 @@ from benchkit.run.record import (
     written,
 )
 from benchkit.run.scoring import (
+    MOST_STEPS,
     arm_change,
+    covered_by_steps,
     human_ahead,
     human_patch,
     parse_ahead,
     score_arm,
+    site_results,
     tampering,
     with_secret,
 )
@@ -56,6 +61,7 @@ from benchkit.workspace.environment import (
     release,
     remove,
 )
+from benchkit.workspace.forge import Forge
 from benchkit.workspace.git import (
     Commit,
     add_worktree,
@@ -166,6 +172,10 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
         stage("verify")
         with clock.stage("verify"):
             verify.verify(pilot, stage)
+    if asked(outcome.report):  # whatever the outcome: a run over its cap pushed a change too
+        stage("ci")
+        with clock.stage("ci"):
+            pilot.ci = ask_ci(outcome.report, bench.file, Forge(pilot.logs / "ci.log"))
 
 
 def _commits(pilot: PilotState) -> list[Commit]:
@@ -190,10 +200,30 @@ def _accounted(pilot: PilotState) -> ArmOutcome:
     report = outcome.report
     pilot.commits = commits_of(pilot.committed, len(report.session_list))
     report = with_edits(report, pilot.commits, (pilot.worktree, pilot.worktree.resolve()))
+    report = replace(report, session_reasons=report.session_reasons or session_reasons(report))
     report, why = costed(report, p.spec.model or p.arm.model, p.prices)
     if why:
         pilot.warnings.append(why)
     return replace(outcome, report=report)
+
+
+def _by_session(
+    pilot: PilotState, repo_dir: Path, sites: tuple[SiteResult, ...]
+) -> tuple[SiteResult, ...]:
+    """The sites with the session (and commit) that first covered each, where the
+    arm's commits or its sessions' edits tell."""
+    report, commits = pilot.outcome.report, pilot.commits
+    if not any(s.covered for s in sites) or not (commits or report.session_list):
+        return sites
+    first = None
+    if commits and len(commits) <= MOST_STEPS:
+        try:
+            first = first_steps(covered_by_steps(pilot.plan, repo_dir, [c.sha for c in commits]))
+        except ProcError as exc:  # a commit git cannot read: the arm's doing
+            pilot.warnings.append(f"sites by commit not scored: {exc.stderr.strip()[:200]}")
+    elif commits:
+        pilot.warnings.append(f"sites by commit not scored: more than {MOST_STEPS} commits")
+    return by_session(sites, report.session_list, commits, first)
 
 
 def execute_plan(
@@ -309,6 +339,7 @@ def _finish(pilot: PilotState, keep: bool, stage: Callable[[str], None]) -> Run:
         repo_dir = pilot.git_dir if (pilot.git_dir / "HEAD").exists() else repo.mirror
         arm = arm_change(repo, repo_dir, pilot.tree, pilot.arm_change)
         coverage = score_arm(p, repo_dir, pilot.tree, arm)
+        pilot.sites = _by_session(pilot, repo_dir, site_results(coverage))
         pilot.tampered = tampering(repo_dir, repo.base_sha, pilot.tree, arm)
         left_out = with_secret(repo_dir, repo.base_sha, pilot.tree, secrets)
         pilot.warnings += [

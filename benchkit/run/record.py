@@ -24,11 +24,13 @@ from benchkit.gate.verdict import GateResult
 from benchkit.records import (
     IGNORED_SHOWN,
     CheckResult,
+    CiResult,
     EnvironmentUsed,
     LauncherName,
     Owner,
     Run,
     RunStatus,
+    SiteResult,
     SweBenchGrade,
     TestRecord,
 )
@@ -114,6 +116,8 @@ class PilotState:
     warnings: list[str] = field(default_factory=list)
     committed: list[Commit] = field(default_factory=list)  # by the arm, in its worktree
     commits: tuple[ArmCommit, ...] = ()  # ... as its run keeps them
+    ci: CiResult | None = None  # the forge's checks on the change the arm pushed
+    sites: tuple[SiteResult, ...] | None = None  # scored, with the sessions that covered them
 
     @property
     def logs(self) -> Path:
@@ -202,7 +206,7 @@ def run_record(pilot: PilotState, coverage: Coverage | None, keep: bool) -> Run:
         worktree=str(pilot.worktree) if keep or pilot.status == "running" else None,
         artifacts=str(pilot.artifacts),
         checks=tuple(pilot.checks),
-        sites=site_results(coverage),
+        sites=pilot.sites if pilot.sites is not None else site_results(coverage),
         tests=tuple(pilot.tests),
         gate=pilot.gate,
         resolved=pilot.resolved,
@@ -218,6 +222,7 @@ def run_record(pilot: PilotState, coverage: Coverage | None, keep: bool) -> Run:
         arm_exit_code=pilot.outcome.exit_code,
         report=pilot.outcome.report,
         commits=pilot.commits,
+        ci=pilot.ci,
         owner=pilot.owner,
         origin="simulated" if p.arm.simulated else "pilot",
         check_names=tuple(c.name for c in p.bench.file.checks),

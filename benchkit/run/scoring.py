@@ -101,6 +101,19 @@ def score_arm(p: Plan, repo_dir: Path, tree: str, arm: Sequence[FileChange]) -> 
     )
 
 
+MOST_STEPS = 200  # commits scored one by one to tell which first covered a site
+
+
+def covered_by_steps(p: Plan, repo_dir: Path, shas: Sequence[str]) -> list[frozenset[int]]:
+    """The sites the arm's tree at each of its commits covers (base to that commit)."""
+    base = p.repository.base_sha
+    covered = []
+    for sha in shas:
+        found = score_arm(p, repo_dir, sha, _arm_change(repo_dir, base, sha))
+        covered.append(frozenset(s.site.index for s in found.sites if s.covered))
+    return covered
+
+
 def site_results(coverage: Coverage) -> tuple[SiteResult, ...]:
     return tuple(
         SiteResult(

@@ -3,13 +3,20 @@
 A published table or a colleague's spreadsheet becomes runs in the store with the
 columns it has and nulls for the rest, marked `origin = "imported"`, so that a new
 run can be compared with a record nobody can rerun. Column names are the `runs`
-table's (`bench` and `arm` are required), or mapped to them (`SOURCE=COLUMN`), and
-columns can be left out (`ignore`); a list column (`flaky_files`, ...) is written as
+table's (`bench` and `arm` are required), or mapped to them (`SOURCE=COLUMN`), columns
+can be left out (`ignore`), and a column the file lacks can be given one value for
+every row (`consts`: `bench=dms-saas`); a list column (`flaky_files`, ...) is written as
 `a.py;b.py`. A bad file gets one line naming it and every unknown column or bad cell
 at once (its row and column), and nothing is written: a cell not of its column's
 type, or one no run could hold (a time, cost or count below 0, a number that is not
 finite, a status that is none, a run id given twice or held by the store from another
 file). Importing the same file again replaces its runs.
+
+A published table's own words are kept as it wrote them and read where they can be
+(`ImportedRuns.notes` says how): a `ci` cell (`1 pass 0 fail (fork PR)`) gives its
+run a `ci_status` where it reads as one; an `outcome` cell (`no: service error`)
+that says the run did not succeed makes its status `failed` (kind `outcome`),
+unless the file gives a status.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import pyarrow as pa
 from benchkit.arm_report import MOST_USD
 from benchkit.bench.names import NAME
 from benchkit.errors import ImportFileError
+from benchkit.gate.ci import CI_STATUSES, status_of_words
 from benchkit.gate.verdict import Verdict
 from benchkit.records import LAUNCHERS, CheckStatus, RunStatus
 from benchkit.store.layout import all_files
@@ -97,7 +105,7 @@ ONE_OF: dict[str, tuple[str, ...]] = {  # the columns of a few known values
     "status": FINISHED,
     "test_verdict": get_args(Verdict),
     "launcher": LAUNCHERS,
-    "ci_status": ("ok", "fail"),
+    "ci_status": CI_STATUSES,
 }
 
 
@@ -167,12 +175,101 @@ def _renamed(
     return frame.drop(ignore).rename(dict(mapping))
 
 
+class ImportedRuns(list[str]):
+    """The ids of the runs an import added, and `notes`: how it read the table's own
+    words (its `ci` and `outcome` cells)."""
+
+    def __init__(self, ids: Sequence[str], notes: Sequence[str] = ()) -> None:
+        super().__init__(ids)
+        self.notes = tuple(notes)
+
+
+NOT_SUCCEEDED = re.compile(
+    r"^\W*(no|not|false|fail\w*|error\w*|unresolved|crash\w*|timed?[ _-]?out)\b", re.I
+)
+SUCCEEDED = re.compile(r"^\W*(yes|ok|true|pass\w*|success\w*|resolved|verified)\b", re.I)
+OUTCOME_RULE = (
+    "an outcome starting with no, not, false, fail, error, unresolved, crash or timeout "
+    "says the run did not succeed"
+)
+
+
+def _ci_status(frame: pl.DataFrame) -> tuple[pl.DataFrame, str]:
+    """A `ci_status` read from each `ci` text, and the note that says how."""
+    read = [status_of_words(t) if t else None for t in frame["ci"]]
+    counted = {s: read.count(s) for s in CI_STATUSES if read.count(s)}
+    unread = sum(1 for t, r in zip(frame["ci"], read, strict=True) if t and r is None)
+    said = ", ".join(f"{s} {n}" for s, n in counted.items()) or "none of them"
+    note = f"ci: the text kept as `ci`, read as ci_status: {said}"
+    note += f"; {unread} read as no status (null)" if unread else ""
+    return frame.with_columns(ci_status=pl.Series(read, dtype=pl.String)), note
+
+
+def _outcome_status(frame: pl.DataFrame) -> tuple[pl.DataFrame, str]:
+    """The status `failed` (kind `outcome`) of each run whose outcome says it did not
+    succeed, `ok` of the others; a failure kind or detail the file gives is kept. The
+    note says the rule and how many it failed."""
+    texts = [str(t) if t is not None else "" for t in frame["outcome"]]
+    failed = pl.Series([bool(NOT_SUCCEEDED.match(t)) for t in texts])
+    details = [f"the table's outcome: {t}" for t in texts]
+    said = {
+        "status": pl.when(failed).then(pl.lit("failed")).otherwise(pl.lit("ok")),
+        "failure_kind": pl.when(failed).then(pl.lit("outcome")),
+        "failure_detail": pl.when(failed).then(pl.Series(details, dtype=pl.String)),
+    }
+    frame = frame.with_columns(
+        (pl.coalesce(pl.col(c), value) if c in frame.columns else value).alias(c)
+        for c, value in said.items()
+        if c != "status"
+    ).with_columns(status=said["status"])
+    unread = sum(
+        1 for t, f in zip(texts, failed, strict=True) if t and not f and not SUCCEEDED.match(t)
+    )
+    note = (
+        f"outcome: {int(failed.sum())} of {len(texts)} runs did not succeed, status failed "
+        f"(kind outcome): {OUTCOME_RULE}"
+    )
+    note += (
+        f"; {unread} outcome{'s' if unread != 1 else ''} read as neither: status ok"
+        if unread
+        else ""
+    )
+    return frame, note
+
+
+def _read_words(frame: pl.DataFrame, given: Sequence[str]) -> tuple[pl.DataFrame, list[str]]:
+    """A published table's words read where the file gives no status of its own
+    (`given`: its columns): `ci` as `ci_status`, `outcome` as the run's status."""
+    notes = []
+    if "ci" in frame.columns and "ci_status" not in given:
+        frame, note = _ci_status(frame)
+        notes.append(note)
+    if "outcome" in frame.columns and "status" not in given:
+        frame, note = _outcome_status(frame)
+        notes.append(note)
+    return frame, notes
+
+
 def read_csv(
-    path: Path, mapping: Mapping[str, str] | None = None, ignore: Sequence[str] = ()
+    path: Path,
+    mapping: Mapping[str, str] | None = None,
+    ignore: Sequence[str] = (),
+    consts: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """The runs of a CSV file as rows of the `runs` table, its columns renamed by
-    `mapping` (source name to runs column) and those in `ignore` left out; raises
-    `ImportFileError` naming every unknown column, or every bad cell, at once."""
+    `mapping` (source name to runs column), those in `ignore` left out, and `consts`
+    (column to value) added to every row; raises `ImportFileError` naming every
+    unknown column, or every bad cell, at once."""
+    return read_import(path, mapping, ignore, consts)[0]
+
+
+def read_import(
+    path: Path,
+    mapping: Mapping[str, str] | None = None,
+    ignore: Sequence[str] = (),
+    consts: Mapping[str, str] | None = None,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """`read_csv`'s rows, and the notes on how the table's own words were read."""
     if path.is_dir():
         raise ImportFileError(path, "", "a folder, not a CSV file")
     header = _header(path)  # its rows checked: polars fills a short row with nulls, unsaid
@@ -189,6 +286,11 @@ def read_csv(
     if frame.height == 0:
         raise ImportFileError(path, "", "no runs: the file has a header and no rows")
     frame = _renamed(path, frame, mapping or {}, ignore)
+    for column, value in (consts or {}).items():
+        if column in frame.columns:
+            raise ImportFileError(path, column, "given by the file and by --const: keep one")
+        _const_checked(path, column, value)
+        frame = frame.with_columns(pl.lit(value, pl.String).alias(column))
     unknown = [
         c for c in frame.columns if c in SET_BY_IMPORT or (c not in DECLARED and not check_of(c))
     ]
@@ -218,7 +320,8 @@ def read_csv(
     if bad:
         raise ImportFileError(path, "", _said(bad))
     name = import_name(path)
-    rows = pl.DataFrame(columns).to_dicts()
+    words, notes = _read_words(pl.DataFrame(columns), frame.columns)
+    rows = words.to_dicts()
     for n, row in enumerate(rows):
         row.setdefault("run_id", None)
         row["run_id"] = row["run_id"] or f"{name}-{n + 1}"
@@ -230,7 +333,22 @@ def read_csv(
         row["status"] = row.get("status") or "ok"
         row["trial"] = row.get("trial") or 1
         row["cost_source"] = "reported" if row.get("cost_usd") is not None else "missing"
-    return rows
+    return rows, notes
+
+
+def _const_checked(path: Path, column: str, value: str) -> None:
+    """Raises `ImportFileError` naming `--const COLUMN` for a column no run has, or
+    a value its column cannot hold: said once, not once a row."""
+    where = f"--const {column}"
+    if column in SET_BY_IMPORT or (column not in DECLARED and not check_of(column)):
+        raise ImportFileError(path, where, "not a runs column (see the store's runs table)")
+    kind = DECLARED.get(column) or (pa.int64() if column.endswith("_count") else pa.string())
+    one = pl.DataFrame({column: [value]})
+    read, wrong = _cast(one, column, kind)
+    wrong += _beyond(pl.DataFrame([read])) if not wrong else []
+    if wrong:
+        said = wrong[0][2].split(": ", 1)[1]  # `row 2, trial: not a Int32: 'two'`, rowless
+        raise ImportFileError(path, where, said)
 
 
 def _header(path: Path) -> list[str]:
@@ -260,12 +378,15 @@ def import_runs(
     *,
     mapping: Mapping[str, str] | None = None,
     ignore: Sequence[str] = (),
-) -> list[str]:
+    consts: Mapping[str, str] | None = None,
+) -> ImportedRuns:
     """Add the runs of a CSV file (recorded elsewhere) to the store, marked imported,
-    as one file; their run ids. `mapping` renames the file's columns to runs columns
-    (`{"seconds": "wall_s"}`); the columns in `ignore` are left out."""
+    as one file; their run ids, with notes on how the table's words were read.
+    `mapping` renames the file's columns to runs columns (`{"seconds": "wall_s"}`);
+    the columns in `ignore` are left out; `consts` gives a column the same value in
+    every row (`{"bench": "dms-saas"}`)."""
     path = Path(path)
-    rows = read_csv(path, mapping, ignore)
+    rows, notes = read_import(path, mapping, ignore, consts)
     checks = sorted({check for row in rows for k in row if (check := check_of(k))})
     schema = table_schema("runs", checks)
     complete = [dict.fromkeys(schema.names) | row for row in rows]  # the rest is null
@@ -276,7 +397,7 @@ def import_runs(
     for old in earlier:
         if old != written:
             old.unlink(missing_ok=True)
-    return [str(row["run_id"]) for row in rows]
+    return ImportedRuns([str(row["run_id"]) for row in rows], notes)
 
 
 def import_name(path: Path) -> str:

@@ -22,6 +22,7 @@ from benchkit.store.layout import CHECKS_NOTED, PART, made_store, noted_checks
 from benchkit.store.reads import empty_frame, read_arrow
 from benchkit.store.rows import (
     check_rows,
+    ci_rows,
     commit_rows,
     run_row,
     session_rows,
@@ -124,6 +125,7 @@ DETAILS = (
     "sites",
     "sessions",
     "commits",
+    "ci",
     "tests",
     "checks",
 )  # a run's tables beside its `runs` row
@@ -136,6 +138,7 @@ def write_details(store: Path, run: Run) -> None:
         "sites": site_rows(run),
         "sessions": session_rows(run),
         "commits": commit_rows(run),
+        "ci": ci_rows(run),
         "tests": test_rows(run.run_id, run.tests),
         "checks": check_rows(run.run_id, run.checks),
     }

@@ -162,8 +162,8 @@ def table(
     since: Moment = None,
     until: Moment = None,
 ) -> pl.DataFrame:
-    """Any table of a store (`runs`, `checks`, `tests`, `sites`, `sessions`, `ab`,
-    `probes`) as a polars DataFrame, narrowed like `scan`."""
+    """Any table of a store (`runs`, `checks`, `tests`, `sites`, `sessions`, `commits`,
+    `ci`, `ab`, `probes`) as a polars DataFrame, narrowed like `scan`."""
     chosen = RunFilter(
         bench=bench,
         arm=arm,
@@ -261,3 +261,31 @@ def runs_frame(given: RunsLike, *, latest: bool = True) -> pl.LazyFrame:
     schema = table_schema("runs", checks)
     rows = [dict.fromkeys(schema.names) | run_row(run) for run in records]
     return kept(rows_frame(rows, schema).lazy())
+
+
+SITES_BY = {  # a site's row as the `sites` table keeps who covered it
+    "run_id": pl.String,
+    "covered": pl.Boolean,
+    "covered_session": pl.Int32,
+    "covered_step": pl.Int32,
+    "covered_kind": pl.String,
+}
+
+
+def run_sites(given: RunsLike, store: Store | Path | str | None = None) -> pl.DataFrame:
+    """The sites of some runs with who first covered each (`SITES_BY`): their own, as
+    `bk.pilot` gave them, or the store's for runs given as a frame."""
+    if isinstance(given, pl.DataFrame | pl.LazyFrame):
+        ids = runs_frame(given, latest=False).select("run_id").collect()["run_id"]
+        found = table("sites", store)
+        absent = [c for c in SITES_BY if c not in found.columns]  # a store from before them
+        found = found.with_columns(pl.lit(None, SITES_BY[c]).alias(c) for c in absent)
+        return found.filter(pl.col("run_id").is_in(ids.to_list())).select(list(SITES_BY))
+    rows = [
+        {"run_id": r.run_id, "covered": s.covered, "covered_session": s.session}
+        | {"covered_step": s.step, "covered_kind": s.by}
+        for r in given
+        if isinstance(r, Run)
+        for s in r.sites
+    ]
+    return pl.DataFrame(rows, schema=SITES_BY)

@@ -111,6 +111,8 @@ def session_rows(run: Run) -> list[dict[str, Any]]:
                 **token_columns(s.tokens),
                 "files": list(s.files) if s.files_from else None,  # null: nothing said
                 "files_from": s.files_from,
+                "kind": s.kind,
+                "reason": s.reason,
             },
         )
         for s in run.report.session_list
@@ -200,4 +202,26 @@ def test_from_row(row: Mapping[str, Any]) -> TestRecord:
 
 
 def site_rows(run: Run) -> list[dict[str, Any]]:
-    return [_owned(run.run_id, asdict(s)) for s in run.sites]
+    return [
+        _owned(
+            run.run_id,
+            {
+                "site": s.site,
+                "file": s.file,
+                "kind": s.kind,
+                "start": s.start,
+                "length": s.length,
+                "covered": s.covered,
+                "matched": s.matched,
+                "covered_session": s.session,
+                "covered_step": s.step,
+                "covered_kind": s.by,
+            },
+        )
+        for s in run.sites
+    ]
+
+
+def ci_rows(run: Run) -> list[dict[str, Any]]:
+    checks = run.ci.checks if run.ci else ()
+    return [_owned(run.run_id, asdict(c)) for c in checks]

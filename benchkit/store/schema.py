@@ -23,7 +23,7 @@ from benchkit.bench.names import NAME
 from benchkit.columns import STORED, Stored
 from benchkit.records import Run
 
-SCHEMA_VERSION = 11  # see benchkit/store/upgrade.py for the history and the steps
+SCHEMA_VERSION = 12  # see benchkit/store/upgrade.py for the history and the steps
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -193,6 +193,23 @@ SITE_COLUMNS: tuple[Column, ...] = (
     Column(name="length", type=pa.int32(), doc="Base lines in the site; 0 for an insertion."),
     Column(name="covered", type=pa.bool_(), doc="The arm's diff touched the site."),
     Column(name="matched", type=pa.bool_(), doc="...and left the human's text, up to spaces."),
+    Column(
+        name="covered_session",
+        type=pa.int32(),
+        doc="The session (its index in the sessions table) that first covered the site, where "
+        "the arm's commits or its sessions' edits tell; null otherwise.",
+    ),
+    Column(
+        name="covered_step",
+        type=pa.int32(),
+        doc="The arm's commit (its step in the commits table) that first covered the site; "
+        "null where the arm did not commit it.",
+    ),
+    Column(
+        name="covered_kind",
+        type=pa.string(),
+        doc="That session's kind, as the tool says: agent, mechanical (rules) or manual.",
+    ),
 )
 
 TEST_COLUMNS: tuple[Column, ...] = (
@@ -242,6 +259,33 @@ SESSION_COLUMNS: tuple[Column, ...] = (
         type=pa.string(),
         doc="Whence its files: tool (its own output) or commits (the arm's); null: none said.",
     ),
+    Column(
+        name="kind",
+        type=pa.string(),
+        doc="agent, mechanical (rules, a codemod) or manual, as the tool says; null otherwise.",
+    ),
+    Column(
+        name="reason",
+        type=pa.string(),
+        doc="Why it ended as it did (rejected on tests), as the tool says.",
+    ),
+)
+
+CI_COLUMNS: tuple[Column, ...] = (
+    Column(name="run_id", type=pa.string(), doc="The run whose change the forge checked."),
+    Column(name="schema_version", type=pa.int32(), doc="Version of this schema."),
+    Column(name="name", type=pa.string(), doc="The check (a workflow's job, or a run)."),
+    Column(name="workflow", type=pa.string(), doc="Its workflow's name."),
+    Column(
+        name="state",
+        type=pa.string(),
+        doc="The forge's word: SUCCESS, FAILURE, ... (a PR's checks), or a run's status/"
+        "conclusion (a fork's runs).",
+    ),
+    Column(name="bucket", type=pa.string(), doc="pass, fail, pending, skipping or cancel."),
+    Column(name="started_at", type=pa.timestamp("us", tz="UTC"), doc="When it started."),
+    Column(name="completed_at", type=pa.timestamp("us", tz="UTC"), doc="When it ended."),
+    Column(name="link", type=pa.string(), doc="Its page on the forge."),
 )
 
 COMMIT_COLUMNS: tuple[Column, ...] = (
@@ -319,6 +363,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "sites": SITE_COLUMNS,
     "sessions": SESSION_COLUMNS,
     "commits": COMMIT_COLUMNS,
+    "ci": CI_COLUMNS,
     "ab": AB_COLUMNS,
     "probes": PROBE_COLUMNS,
 }

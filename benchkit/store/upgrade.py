@@ -35,6 +35,10 @@ Version history:
      no cost was computed); sessions gain `cost_source` (reported where a cost was
      given, else missing), their tokens, `files` and `files_from` (null before); a
      new table, `commits`, the arm's commits.
+  12 runs gain `ci` (CI in words), `ci_s`, `outcome`, `session_reasons`, `pr_url` and
+     `pushed_repository`, `pushed_branch`, `pushed_sha`; `ci_status` may say pending or
+     none; sites gain `covered_session`, `covered_step` and `covered_kind`, sessions
+     `kind` and `reason` (null before); a new table, `ci`, the forge's checks.
 """
 
 from __future__ import annotations
@@ -133,6 +137,7 @@ STEPS: dict[int, Step] = {
     8: _columns_added(8),
     9: _columns_added(9),
     10: _v10_to_v11,
+    11: _columns_added(11),
 }
 
 

@@ -291,8 +291,21 @@ def test_check_cells(status: str | None, count: int | None, check: str, cell: st
 
 def test_sessions_and_coverage_cells() -> None:
     row = {"sessions": 3, "sessions_accepted": 2, "sessions_rejected": 1, "feedback_rounds": 1}
-    assert sessions_cell(row) == "3 (2 accepted, 1 rejected, 1 feedback round)"
+    assert sessions_cell(row) == "3: 2 accepted, 1 rejected; 1 feedback round"
     assert sessions_cell({"sessions": None}) == "-"
+    assert sessions_cell({"sessions": 1, "sessions_accepted": 1, "sessions_rejected": 0}) == (
+        "1: 1 accepted"
+    )
+    assert sessions_cell({"sessions": 2, "sessions_accepted": 0, "sessions_rejected": 0}) == (
+        "2: 2 not judged"  # neither accepted nor rejected
+    )
+    assert sessions_cell({"sessions": 2, "sessions_accepted": 0}) == "2: 0 accepted"
+    stopped = {"sessions": 4, "sessions_accepted": 0, "sessions_rejected": 3, "over_budget": True}
+    assert sessions_cell(stopped) == "4: 3 rejected, 1 stopped at the budget"
+    many = {"sessions": 5, "sessions_accepted": 1, "sessions_rejected": 1, "over_budget": True}
+    assert sessions_cell(many) == "5: 1 accepted, 1 rejected, 1 stopped at the budget, 2 not judged"
+    told = {**stopped, "session_reasons": "3 rejected on tests, 1 stopped at the budget"}
+    assert sessions_cell(told) == "4: 3 rejected on tests, 1 stopped at the budget"
     cov = {
         "sites_total": 51,
         "sites_covered": 10,
@@ -300,10 +313,15 @@ def test_sessions_and_coverage_cells() -> None:
         "test_verdict": "pass",
         "regressions": 0,
     }
-    assert coverage_cell(cov) == "10/51, 0 unrelated"
-    assert coverage_cell({**cov, "sites_unrelated": None}) == "10/51, - unrelated"
-    assert gate_cell(cov) == "pass, 0 regressions"  # a count of 0 reads 0
-    assert gate_cell({**cov, "test_verdict": "fail", "regressions": 1}) == "fail, 1 regression"
+    assert coverage_cell(cov) == "10/51, 0 unrelated, no regressions"
+    assert coverage_cell({**cov, "regressions": 2}) == "10/51, 0 unrelated, 2 regressions"
+    assert coverage_cell({**cov, "regressions": 1}) == "10/51, 0 unrelated, 1 regression"
+    unknown = {**cov, "sites_unrelated": None, "regressions": None}
+    assert coverage_cell(unknown) == "10/51, - unrelated"  # unknown is not 0
+    assert coverage_cell({**cov, "test_verdict": "error"}) == "10/51, 0 unrelated"
+    assert coverage_cell({"sites_total": None, "regressions": 3}) == "-, 3 regressions"
+    assert coverage_cell({"sites_total": None}) == "-"
+    assert gate_cell(cov) == "pass"
     assert gate_cell({**cov, "test_verdict": None}) == "-"
     error = {"test_verdict": "error", "regressions": 0, "test_reasons": "the tests did not run"}
     assert gate_cell(error) == "error (the tests did not run)"
@@ -320,7 +338,12 @@ def test_the_pilot_table_marks_simulated_and_imported_runs_and_a_budget_stop() -
     assert label_cell({**row, "status": "ok"}, "after") == "after (simulated)"
     assert arm_cell(row) == "tool (cli, small)"
     assert arm_cell({**row, "model": ""}) == "tool (cli)"
-    assert budget_cell({"cost_usd": 0.5, "over_budget": True}) == "$0.5000, over budget"
+    assert budget_cell({"cost_usd": 0.5, "over_budget": True}) == "$0.50, over budget"
+    capped = {"cost_usd": 1.02, "over_budget": True, "max_cost": 1.0}
+    assert budget_cell(capped) == "$1.02 on a $1 cap, over budget"
+    assert budget_cell({"cost_usd": 0.2, "max_cost": 0.25}) == "$0.20 on a $0.25 cap"
+    assert budget_cell({"cost_usd": 0.0042}) == "$0.0042"  # below a cent: more digits
+    assert budget_cell({"cost_usd": 0.0}) == "$0.00"
     assert budget_cell({"cost_usd": None, "over_budget": None}) == "-"
 
 
@@ -388,6 +411,104 @@ def test_import_runs_recorded_elsewhere(tmp_path: Path) -> None:
     assert runs.row(1, named=True)["cost_source"] == "missing"
     benchkit.import_runs(path, tmp_path / "store")  # again: replaced, not doubled
     assert benchkit.runs(tmp_path / "store").height == 2
+
+
+SEED_TABLE = [  # the seed's two-row pilot table, column for column
+    "| run | run id | bench | base | arm (executor, model) | install | typecheck | lint | test "
+    "| build | gate | flaky files | sessions | cost | wall | CI | coverage vs human |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+    "| --- | --- |",
+    "| this PR (imported) | ID-1 | dms-saas | - | this PR (sdk) | ok | ok | ok | ok | ok | - "
+    "| none | 1: 1 accepted; 0 feedback rounds | $0.27 on a $1 cap | 234 s "
+    "| 1 pass 0 fail (fork PR) | 10/51, 0 unrelated, no regressions |",
+    "| #237 pilot (imported) | ID-2 | dms-saas | - | #237 pilot (sdk) | ok | fail (10 errors) "
+    "| ok | fail (1 fail) | fail | - | none "
+    "| 4: 3 rejected, 1 stopped at the budget; 0 feedback rounds "
+    "| $1.02 on a $1 cap, over budget | 612 s | fail at typecheck | 0/51, - unrelated |",
+]
+
+
+def test_the_seed_pilot_table_imported_as_it_is_renders_its_figures(tmp_path: Path) -> None:
+    seed = ROOT / "tests" / "fixtures" / "tables" / "seed_pilot.csv"
+    before = seed.read_bytes()
+    ids = benchkit.import_runs(
+        seed,
+        tmp_path,
+        consts={"bench": "dms-saas", "max_cost": "1"},
+        mapping={"label": "arm", "stopped_by_budget": "over_budget"},
+    )
+    assert seed.read_bytes() == before  # no edit of the file
+    assert ids.notes == ("ci: the text kept as `ci`, read as ci_status: ok 1, fail 1",)
+    runs = benchkit.runs(tmp_path)
+    assert runs.sort("run_id")["ci_status"].to_list() == ["ok", "fail"]
+    text = str(benchkit.evidence(sorted(ids), store=tmp_path))
+    stem = sorted(ids)[0].removesuffix("-1")
+    assert text.replace(stem, "ID").splitlines() == SEED_TABLE
+
+
+def test_an_outcome_column_says_which_imported_runs_did_not_succeed(tmp_path: Path) -> None:
+    path = tmp_path / "published.csv"
+    path.write_text(
+        "instance,verified,cost\n"
+        "a-1,yes,0.10\na-2,no: service error,0.02\na-3,FAILED (timeout),0.30\na-4,partly,0.2\n"
+    )
+    ids = benchkit.import_runs(
+        path,
+        tmp_path / "store",
+        mapping={"verified": "outcome", "instance": "bench", "cost": "cost_usd"},
+        consts={"arm": "agent"},
+    )
+    assert ids.notes == (
+        "outcome: 2 of 4 runs did not succeed, status failed (kind outcome): an outcome "
+        "starting with no, not, false, fail, error, unresolved, crash or timeout says the run "
+        "did not succeed; 1 outcome read as neither: status ok",
+    )
+    runs = benchkit.runs(tmp_path / "store").sort("bench")
+    assert runs["outcome"].to_list() == ["yes", "no: service error", "FAILED (timeout)", "partly"]
+    assert runs["status"].to_list() == ["ok", "failed", "failed", "ok"]
+    assert runs["failure_kind"].to_list() == [None, "outcome", "outcome", None]
+    assert runs["failure_detail"][1] == "the table's outcome: no: service error"
+    kinds = tmp_path / "kinds.csv"  # a failure kind of the file's own is kept
+    kinds.write_text("bench,arm,outcome,failure_kind\nb,x,no: service error,service\nc,x,yes,\n")
+    assert [(r["status"], r["failure_kind"]) for r in read_csv(kinds)] == [
+        ("failed", "service"),
+        ("ok", None),
+    ]
+    given = tmp_path / "given.csv"  # a status of the file's own is the file's word
+    given.write_text("bench,arm,status,outcome\nb,x,ok,no: service error\n")
+    (row,) = read_csv(given)
+    assert (row["status"], row["outcome"]) == ("ok", "no: service error")
+
+
+def test_a_const_names_a_column_the_file_lacks(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("arm,cost_usd\nx,0.1\n")
+    (row,) = read_csv(path, consts={"bench": "dms-saas", "trial": "2"})
+    assert (row["bench"], row["trial"]) == ("dms-saas", 2)  # cast as the column's type
+    with pytest.raises(ImportFileError, match="arm: given by the file and by --const"):
+        read_csv(path, consts={"bench": "b", "arm": "y"})
+    with pytest.raises(ImportFileError, match=r"t\.csv: --const trial: not a Int32: 'two'$"):
+        read_csv(path, consts={"bench": "b", "trial": "two"})  # once, not once a row
+    with pytest.raises(ImportFileError, match=r"--const trial: less than 1: 0$"):
+        read_csv(path, consts={"bench": "b", "trial": "0"})
+    with pytest.raises(ImportFileError, match="--const colour: not a runs column"):
+        read_csv(path, consts={"bench": "b", "colour": "red"})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchkit",
+            "import",
+            str(path),
+            "--const",
+            "bench",
+            "--store",
+            str(tmp_path / "s"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "--const: takes NAME=VALUE, not 'bench'" in done.stderr
 
 
 @pytest.mark.parametrize(

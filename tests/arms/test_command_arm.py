@@ -173,7 +173,7 @@ def test_a_command_arm_reports_its_cost(tiny: TinyRepo, tmp_path: Path) -> None:
     # HOME is the pilot's own folder, gone afterwards; the worktree is the cwd
     assert trace["home"] != os.environ.get("HOME")
     assert not Path(trace["home"]).exists()
-    assert "$" in done.stdout and "cost $0.0400" in done.stdout
+    assert "$" in done.stdout and "cost $0.04" in done.stdout
 
 
 def test_the_arm_sees_only_its_allow_list(tiny: TinyRepo, tmp_path: Path) -> None:

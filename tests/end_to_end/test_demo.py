@@ -195,14 +195,14 @@ def test_the_pilot_table_of_two_demo_runs(demo_runs: pl.DataFrame) -> None:
     header = ["run", "run id", "bench", "base", "arm (executor, model)", "install", "typecheck"]
     header += ["lint", "test", "build", "gate", "flaky files", "sessions", "cost", "wall", "CI"]
     agent_a = ["agent-a", "ID", "demo", "SHA", "replay:agent-a (local)", "ok", "ok", "ok"]
-    agent_a += ["fail (2 fail)", "ok", "flaky-pass, 0 regressions", "tests/test_clock.py", "-"]
+    agent_a += ["fail (2 fail)", "ok", "flaky-pass", "tests/test_clock.py", "-"]
     fake = ["fake agent", "ID", "demo", "SHA", "fake-agent (cli, fake-sonnet)", "ok", "ok", "ok"]
-    fake += ["fail (1 fail)", "ok", "pass, 0 regressions", "none", "1", "$0.0548"]
+    fake += ["fail (1 fail)", "ok", "pass", "none", "1", "$0.05 on a $0.50 cap"]
     expected = [
         [*header, "coverage vs human"],
         ["---"] * 17,
-        [*agent_a, "-", "WALL", "-", "7/15, 1 unrelated"],
-        [*fake, "WALL", "-", "4/15, 0 unrelated"],
+        [*agent_a, "-", "WALL", "-", "7/15, 1 unrelated, no regressions"],
+        [*fake, "WALL", "-", "4/15, 0 unrelated, no regressions"],
     ]
     lines = table.splitlines()
     assert len(lines) == len(expected)

@@ -98,7 +98,7 @@ def test_the_installed_wheel_runs_the_demo_from_another_folder(
     argv = [str(installed), "pilot", "--bench", "demo", "--arm", "human", "--arm", "fake-agent"]
     done = _run([*argv, "--max-cost", "0.5", "--store", "store"], cwd=elsewhere, env=env)
     assert "human #1: ok" in done.stdout and "covered 15/15" in done.stdout
-    assert "fake-agent #1: ok" in done.stdout and "cost $0.0548" in done.stdout
+    assert "fake-agent #1: ok" in done.stdout and "cost $0.05" in done.stdout
     shas = _run(
         [
             str(installed.parent / "python"),

@@ -94,7 +94,7 @@ def test_status_counts_a_set_and_the_queued_pilots_of_a_matrix_at_work() -> None
     text = status(rows, {}, now, [matrix])
     assert text.splitlines() == [
         "3 runs: 3 ok",
-        "cost so far: $0.7500 (3 reported)",
+        "cost so far: $0.75 (3 reported)",
         "queued: 3; at work:",
         "  set s1: 3 of 8 done, 2 running, 3 queued, for 30 s; ~50 s left at its pace so far"
         "  (h:7)",

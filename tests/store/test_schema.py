@@ -20,12 +20,14 @@ from benchkit.change.probe import ProbeResult, ProbeSet, Verdict, write_probe
 from benchkit.change.testrun import CommandRun
 from benchkit.columns import stored
 from benchkit.errors import BenchError
+from benchkit.gate.ci import CiCheck
 from benchkit.gate.junit import CaseResult
 from benchkit.gate.summary import RunnerSummary
 from benchkit.gate.verdict import FileReruns, FirstFailure, GateResult
 from benchkit.records import (
     PHASES,
     CheckResult,
+    CiResult,
     EnvironmentUsed,
     Owner,
     PilotSpec,
@@ -104,7 +106,16 @@ def a_full_run() -> Run:
         checks=(CHECK,),
         sites=(
             SiteResult(
-                site=0, file="a.py", kind="lines", start=1, length=2, covered=True, matched=False
+                site=0,
+                file="a.py",
+                kind="lines",
+                start=1,
+                length=2,
+                covered=True,
+                matched=False,
+                session=0,
+                step=0,
+                by="agent",
             ),
         ),
         tests=(TestRecord(phase="after", attempt=0, case=CASE),),
@@ -164,9 +175,32 @@ def a_full_run() -> Run:
                     tokens=Tokens(input=24763, cached=24448, cache_write=100, output=450),
                     files=("src/app.py",),
                     files_from="tool",
+                    kind="agent",
+                    reason="tests",
+                ),
+            ),
+            session_reasons="1 accepted",
+            pr_url="https://github.com/acme/tally/pull/7",
+            pushed_repository="bench/tally",
+            pushed_branch="fix",
+            pushed_sha="3" * 40,
+        ),
+        ci=CiResult(
+            said="fail at typecheck",
+            status="fail",
+            checks=(
+                CiCheck(
+                    name="typecheck",
+                    workflow="ci",
+                    state="FAILURE",
+                    bucket="fail",
+                    started_at=datetime(2026, 1, 1, 10, tzinfo=UTC),
+                    completed_at=datetime(2026, 1, 1, 10, 1, tzinfo=UTC),
+                    link="https://github.com/acme/tally/actions/runs/11/job/1",
                 ),
             ),
         ),
+        outcome="no: service error",
         commits=(ArmCommit(step=0, sha="3" * 40, subject="fix", files=("src/app.py",), session=0),),
         owner=Owner(pid=1, host="h", process_start=2),
         resolved=False,
@@ -246,7 +280,7 @@ def test_one_row_of_every_table_through_the_builders(tmp_path: Path) -> None:
         ),
     )
     written = {"runs": "r1", "checks": "r1", "tests": "r1", "sites": "r1", "sessions": "r1"}
-    written |= {"commits": "r1"}
+    written |= {"commits": "r1", "ci": "r1"}
     written |= {"ab": "ab1", "probes": "p1"}
     assert set(written) == set(TABLES)
     for table, name in written.items():
@@ -255,7 +289,7 @@ def test_one_row_of_every_table_through_the_builders(tmp_path: Path) -> None:
         assert pq.read_schema(path).names == declared.names, table
         row = _only(path) if table != "ab" else pq.read_table(path).to_pylist()[1]
         empty = {k for k, v in row.items() if v is None or v == []}
-        assert empty == ({"ci_status"} if table == "runs" else set()), (table, empty)
+        assert empty == set(), (table, empty)
     _, count = check_columns("test")
     assert _only(tmp_path / "runs" / "r1.parquet")[count.name] == 1
 

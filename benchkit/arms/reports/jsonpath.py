@@ -40,6 +40,11 @@ def _count(path: str | None, document: Any) -> tuple[int | None, Any]:
     return len(found), None
 
 
+def _text(value: Any) -> str | None:
+    """A string the report gives, or None (a number or a list is not a name)."""
+    return value.strip() or None if isinstance(value, str) else None
+
+
 def read_jsonpath(text: str | None, spec: JsonPathReport) -> ArmReport:
     """Figures picked out of a tool's own JSON report by JSONPath."""
     if text is None:
@@ -61,6 +66,8 @@ def read_jsonpath(text: str | None, spec: JsonPathReport) -> ArmReport:
             cost_usd=number(item.get(spec.session_cost)),
             turns=integer(item.get(spec.session_turns)),
             duration_s=number(item.get(spec.session_duration)),
+            kind=_text(item.get(spec.session_kind)),
+            reason=_text(item.get(spec.session_reason)),
         )
         for i, item in enumerate(items if isinstance(items, list) else [])
         if isinstance(item, dict)
@@ -93,6 +100,10 @@ def read_jsonpath(text: str | None, spec: JsonPathReport) -> ArmReport:
         problems.append(f"feedback_rounds {rounds!r} is not a count: recorded as missing")
     model = _first(spec.model, document)
     return ArmReport(
+        pr_url=_text(_first(spec.pr_url, document)),
+        pushed_repository=_text(_first(spec.pushed_repository, document)),
+        pushed_branch=_text(_first(spec.pushed_branch, document)),
+        pushed_sha=_text(_first(spec.pushed_sha, document)),
         cost_usd=cost,
         tokens=Tokens(
             input=whole("input_tokens", spec.input_tokens),
