@@ -31,7 +31,7 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 docs: $(STAMP)
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 # both cores, a file's tests on one worker (a notebook's cells share one kernel, a module
 # fixture is made once); the files of the longest tests first, in the order
