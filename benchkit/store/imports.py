@@ -185,12 +185,13 @@ class ImportedRuns(list[str]):
 
 
 NOT_SUCCEEDED = re.compile(
-    r"^\W*(no|not|false|fail\w*|error\w*|unresolved|crash\w*|timed?[ _-]?out)\b", re.I
+    r"^\W*(no|not|false|fail(ed|ure|s)?|errors?|unresolved|crash(ed|es)?|timed?[ _-]?out)\b",
+    re.I,
 )
-SUCCEEDED = re.compile(r"^\W*(yes|ok|true|pass\w*|success\w*|resolved|verified)\b", re.I)
+SUCCEEDED = re.compile(r"^\W*(yes|ok|true|pass(ed|es)?|success(ful)?|resolved|verified)\b", re.I)
 OUTCOME_RULE = (
-    "an outcome starting with no, not, false, fail, error, unresolved, crash or timeout "
-    "says the run did not succeed"
+    "an outcome whose first word is no, not, false, fail(ed, ure), error, unresolved, "
+    "crash(ed) or timeout says the run did not succeed"
 )
 
 
@@ -207,44 +208,48 @@ def _ci_status(frame: pl.DataFrame) -> tuple[pl.DataFrame, str]:
 
 def _outcome_status(frame: pl.DataFrame) -> tuple[pl.DataFrame, str]:
     """The status `failed` (kind `outcome`) of each run whose outcome says it did not
-    succeed, `ok` of the others; a failure kind or detail the file gives is kept. The
-    note says the rule and how many it failed."""
+    succeed, `ok` of the others, where the file gives the run no status of its own; a
+    failure kind or detail the file gives is kept. The note says the rule, and how
+    many runs it failed of those it decided."""
     texts = [str(t) if t is not None else "" for t in frame["outcome"]]
-    failed = pl.Series([bool(NOT_SUCCEEDED.match(t)) for t in texts])
+    own = frame["status"] if "status" in frame.columns else pl.Series([None] * len(texts))
+    decided = own.is_null()
+    failed = pl.Series([bool(NOT_SUCCEEDED.match(t)) for t in texts]) & decided
     details = [f"the table's outcome: {t}" for t in texts]
     said = {
-        "status": pl.when(failed).then(pl.lit("failed")).otherwise(pl.lit("ok")),
         "failure_kind": pl.when(failed).then(pl.lit("outcome")),
         "failure_detail": pl.when(failed).then(pl.Series(details, dtype=pl.String)),
     }
+    status = pl.when(failed).then(pl.lit("failed")).otherwise(pl.lit("ok"))
     frame = frame.with_columns(
         (pl.coalesce(pl.col(c), value) if c in frame.columns else value).alias(c)
         for c, value in said.items()
-        if c != "status"
-    ).with_columns(status=said["status"])
+    ).with_columns(status=pl.coalesce(pl.Series(own, dtype=pl.String), status))
     unread = sum(
-        1 for t, f in zip(texts, failed, strict=True) if t and not f and not SUCCEEDED.match(t)
+        1
+        for t, f, d in zip(texts, failed, decided, strict=True)
+        if d and t and not f and not SUCCEEDED.match(t)
     )
     note = (
-        f"outcome: {int(failed.sum())} of {len(texts)} runs did not succeed, status failed "
-        f"(kind outcome): {OUTCOME_RULE}"
+        f"outcome: {int(failed.sum())} of {int(decided.sum())} runs did not succeed, status "
+        f"failed (kind outcome): {OUTCOME_RULE}"
     )
-    note += (
-        f"; {unread} outcome{'s' if unread != 1 else ''} read as neither: status ok"
-        if unread
-        else ""
-    )
+    if unread:
+        note += f"; {unread} outcome{'s' if unread != 1 else ''} read as neither: status ok"
+    if not decided.all():
+        note += f"; {int((~decided).sum())} with a status of the file's own: kept"
     return frame, note
 
 
 def _read_words(frame: pl.DataFrame, given: Sequence[str]) -> tuple[pl.DataFrame, list[str]]:
     """A published table's words read where the file gives no status of its own
-    (`given`: its columns): `ci` as `ci_status`, `outcome` as the run's status."""
+    (`given`: its columns): `ci` as `ci_status`, `outcome` as the run's status (a
+    run's own status cell wins)."""
     notes = []
     if "ci" in frame.columns and "ci_status" not in given:
         frame, note = _ci_status(frame)
         notes.append(note)
-    if "outcome" in frame.columns and "status" not in given:
+    if "outcome" in frame.columns:
         frame, note = _outcome_status(frame)
         notes.append(note)
     return frame, notes
@@ -340,6 +345,8 @@ def _const_checked(path: Path, column: str, value: str) -> None:
     """Raises `ImportFileError` naming `--const COLUMN` for a column no run has, or
     a value its column cannot hold: said once, not once a row."""
     where = f"--const {column}"
+    if not value.strip():
+        raise ImportFileError(path, where, "empty: give a value, or leave the column out")
     if column in SET_BY_IMPORT or (column not in DECLARED and not check_of(column)):
         raise ImportFileError(path, where, "not a runs column (see the store's runs table)")
     kind = DECLARED.get(column) or (pa.int64() if column.endswith("_count") else pa.string())

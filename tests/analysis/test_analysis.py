@@ -459,9 +459,9 @@ def test_an_outcome_column_says_which_imported_runs_did_not_succeed(tmp_path: Pa
         consts={"arm": "agent"},
     )
     assert ids.notes == (
-        "outcome: 2 of 4 runs did not succeed, status failed (kind outcome): an outcome "
-        "starting with no, not, false, fail, error, unresolved, crash or timeout says the run "
-        "did not succeed; 1 outcome read as neither: status ok",
+        "outcome: 2 of 4 runs did not succeed, status failed (kind outcome): an outcome whose "
+        "first word is no, not, false, fail(ed, ure), error, unresolved, crash(ed) or timeout "
+        "says the run did not succeed; 1 outcome read as neither: status ok",
     )
     runs = benchkit.runs(tmp_path / "store").sort("bench")
     assert runs["outcome"].to_list() == ["yes", "no: service error", "FAILED (timeout)", "partly"]
@@ -474,10 +474,18 @@ def test_an_outcome_column_says_which_imported_runs_did_not_succeed(tmp_path: Pa
         ("failed", "service"),
         ("ok", None),
     ]
-    given = tmp_path / "given.csv"  # a status of the file's own is the file's word
-    given.write_text("bench,arm,status,outcome\nb,x,ok,no: service error\n")
-    (row,) = read_csv(given)
-    assert (row["status"], row["outcome"]) == ("ok", "no: service error")
+    given = tmp_path / "given.csv"  # a status of the file's own is the file's word ...
+    given.write_text(
+        "bench,arm,status,outcome\nb,x,ok,no: service error\nc,x,,Timeout\n"
+        "d,x,,nothing broke\ne,x,,errorless\n"  # ... an empty cell gives none
+    )
+    rows = read_csv(given)
+    assert [(r["status"], r["failure_kind"]) for r in rows] == [
+        ("ok", None),
+        ("failed", "outcome"),
+        ("ok", None),  # a first word, not a prefix: nothing, errorless
+        ("ok", None),
+    ]
 
 
 def test_a_const_names_a_column_the_file_lacks(tmp_path: Path) -> None:
@@ -485,6 +493,8 @@ def test_a_const_names_a_column_the_file_lacks(tmp_path: Path) -> None:
     path.write_text("arm,cost_usd\nx,0.1\n")
     (row,) = read_csv(path, consts={"bench": "dms-saas", "trial": "2"})
     assert (row["bench"], row["trial"]) == ("dms-saas", 2)  # cast as the column's type
+    with pytest.raises(ImportFileError, match="--const bench: empty: give a value"):
+        read_csv(path, consts={"bench": ""})  # as an empty cell of a required column is
     with pytest.raises(ImportFileError, match="arm: given by the file and by --const"):
         read_csv(path, consts={"bench": "b", "arm": "y"})
     with pytest.raises(ImportFileError, match=r"t\.csv: --const trial: not a Int32: 'two'$"):
