@@ -8,13 +8,22 @@ pilot's environment stage beside its wall time. Target: a later pilot spends und
 10% of the first one's install time.
 
     .venv/bin/python benchmarks/node.py [--pilots 3] [--sandbox auto]
+
+With `--managers`, the same for a tiny package locked by each manager (npm, pnpm,
+yarn classic, yarn berry: tests/fixtures/node-managers), side by side: the first
+build (the manager itself from the registry, then its install), and each later
+pilot's environment stage: its `node_modules` bound with the pilot's own writable
+folders in bubblewrap, or copied without.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 
@@ -22,7 +31,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pilots", type=int, default=3)
     parser.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "none"])
+    parser.add_argument("--managers", action="store_true", help="npm, pnpm and yarn, side by side")
     args = parser.parse_args()
+    if args.managers:
+        managers(args.pilots, args.sandbox)
+        return
     with tempfile.TemporaryDirectory(prefix="benchkit-node-") as scratch:
         os.environ["BENCHKIT_CACHE"] = str(Path(scratch) / "cache")
         os.environ.pop("npm_config_cache", None)  # benchkit's own, in the scratch cache
@@ -50,6 +63,76 @@ def main() -> None:
             f"\nthe slowest later pilot: {share:.1%} of the first one's install "
             f"(target < 10%: {verdict})"
         )
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "node-managers"
+BENCH = """name = "tiny-{name}"
+instruction = "Double numeric strings too."
+[repo]
+git = "{repo}"
+base = "main"
+[human]
+ref = "human"
+[environment]
+kind = "node"
+[[checks]]
+name = "test"
+command = "node --test test/"
+"""
+
+
+def _repo(name: str, where: Path) -> Path:
+    """A git repository of the fixture's base on main, the human's change on `human`."""
+    repo = where / f"{name}-repo"
+    shutil.copytree(FIXTURES / name / "base", repo)
+    for argv in (
+        ["git", "init", "-q", "-b", "main"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.name=b", "-c", "user.email=b@x", "commit", "-qm", "base"],
+        ["git", "checkout", "-q", "-b", "human"],
+        ["sed", "-i", "s/x \\* 2/Number(x) * 2/", "index.js"],
+        ["git", "-c", "user.name=b", "-c", "user.email=b@x", "commit", "-qam", "human"],
+        ["git", "checkout", "-q", "main"],
+    ):
+        subprocess.run(argv, cwd=repo, check=True)
+    return repo
+
+
+def managers(pilots: int, sandbox: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="benchkit-managers-") as scratch:
+        os.environ["BENCHKIT_CACHE"] = str(Path(scratch) / "cache")
+        os.environ.pop("npm_config_cache", None)
+        from benchkit.run.launch import pilot_specs
+        from benchkit.run.pilot import execute_plan
+        from benchkit.run.plan import plan
+        from benchkit.store.store import Store
+
+        rows = []
+        for name in ("npm", "pnpm", "yarn", "yarn-berry"):
+            bench = Path(scratch) / name / "bench.toml"
+            bench.parent.mkdir()
+            bench.write_text(BENCH.format(name=name, repo=_repo(name, Path(scratch))))
+            started = time.monotonic()
+            planned = plan(pilot_specs(str(bench), ["noop"], trials=pilots), sandbox=sandbox)
+            planning = time.monotonic() - started  # the manager itself, from the registry
+            stages = [
+                execute_plan(p, Store(Path(scratch) / "store")).phases["environment"]
+                for p in planned
+            ]
+            rows.append((name, planning, stages[0], stages[1:], planned[0].sandbox))
+    print(
+        f"{'manager':<12}{'planning s':>11}{'first build s':>15}{'later max s':>13}"
+        f"{'later/first':>13}   sandbox"
+    )
+    for name, planning, first, later, box in rows:
+        most = max(later) if later else float("nan")
+        print(
+            f"{name:<12}{planning:>11.2f}{first:>15.3f}{most:>13.3f}{most / first:>13.1%}   {box}"
+        )
+    print(
+        "\nplanning: reading the recipe, the manager installed from the registry on first "
+        "use; first build: its install; later: the environment stage of each later pilot"
+    )
 
 
 if __name__ == "__main__":

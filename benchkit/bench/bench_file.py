@@ -182,9 +182,11 @@ class Sandbox(Strict):
 class Environment(Strict):
     """What the checks run with. `venv`: a virtualenv of the bench's own, built with uv
     from a Python on this machine, the repository's dependency files at base and the
-    bench's pins, cached by what makes it; `node`: the `node_modules` that `npm ci`
-    installs from the repository's `package-lock.json` at base, cached by the lock
-    file's digest; `none`: the caller's PATH as it is."""
+    bench's pins, cached by what makes it; `node`: the `node_modules` that its package
+    manager installs from the repository's lock file at base (`package-lock.json`: npm
+    ci; `pnpm-lock.yaml`: pnpm; `yarn.lock`: yarn, classic or berry; or `manager`),
+    cached by the lock file's digest and the manager's version; `none`: the caller's
+    PATH as it is."""
 
     kind: Literal["venv", "node", "none"] = "none"
     python: str | None = None  # a version ("3.11") or an interpreter's path; venv only
@@ -192,12 +194,15 @@ class Environment(Strict):
     extras: list[str] = Field(default_factory=list)  # of the repository's pyproject.toml
     packages: list[str] = Field(default_factory=list)  # the bench's own pins
     project: Literal["editable", "pythonpath", "none"] = "pythonpath"
+    manager: Literal["npm", "pnpm", "yarn"] | None = None  # node: else by the lock file
 
     @model_validator(mode="after")
     def _venv_only(self) -> Environment:
         given = [k for k in ("python", "requirements", "extras", "packages") if getattr(self, k)]
         if self.kind != "venv" and given:
             raise ValueError(f'{given[0]} goes with kind = "venv"')
+        if self.kind != "node" and self.manager is not None:
+            raise ValueError('manager goes with kind = "node"')
         if self.kind != "venv" and self.project == "editable":
             raise ValueError('project = "editable" needs kind = "venv"')
         return self

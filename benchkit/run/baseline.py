@@ -146,7 +146,7 @@ def _run_at_base(
             bound=sandbox is not None and sandbox.binds,
         )
         if sandbox is not None:
-            sandbox = sandbox.with_read_only(instance.binds)
+            sandbox = sandbox.with_read_only(instance.binds, instance.writable)
             sandbox.make()
         confined = Confinement(sandbox=sandbox)
         runs = run_checks(bench, phase="base", instance=instance, logs=logs, confinement=confined)

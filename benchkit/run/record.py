@@ -157,7 +157,11 @@ class PilotState:
     @property
     def sandbox(self) -> Sandbox:
         box = sandbox_of(self.plan, self.folder, "tree")
-        return box.with_read_only(self.instance.binds) if self.instance else box
+        return (
+            box.with_read_only(self.instance.binds, self.instance.writable)
+            if self.instance
+            else box
+        )
 
     @property
     def secrets(self) -> list[str]:

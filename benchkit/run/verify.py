@@ -175,7 +175,9 @@ def clean_tree(pilot: PilotState) -> tuple[Instance, Sandbox] | None:
     note.append(f"checked out at {where}")
     (pilot.logs / "verify.log").write_text("".join(f"{line}\n" for line in note))
     assert checked is not None
-    sandbox = sandbox_of(p, pilot.folder, where.name).with_read_only(checked.binds)
+    sandbox = sandbox_of(p, pilot.folder, where.name).with_read_only(
+        checked.binds, checked.writable
+    )
     sandbox.make()
     return checked, sandbox
 

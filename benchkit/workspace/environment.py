@@ -124,6 +124,7 @@ class Instance:
     path: Path | None  # the copy, or where the sandbox binds the environment; None for `none`
     tree: Path
     source: Path | None = None  # bound from here (read-only, by the sandbox); None: a copy
+    writable: tuple[tuple[Path, Path], ...] = ()  # (the pilot's own folder, bound over one)
 
     @property
     def binds(self) -> tuple[tuple[Path, Path], ...]:
@@ -163,11 +164,14 @@ def instantiate(
                 raise OSError(f"the cached environment {environment.path.name} was removed")
             if bound:
                 where.mkdir(parents=True)  # where bubblewrap binds it
+                writable = _own_folders(source, where, kind.writable)
             else:
                 capture(["cp", "-al", str(source), str(where)])  # hard links, same fs
             (environment.path / LAST_USED).touch()
         if bound:
-            return Instance(environment=environment, path=where, tree=tree, source=source)
+            return Instance(
+                environment=environment, path=where, tree=tree, source=source, writable=writable
+            )
         if environment.recipe.project == "editable":
             python = str(where / "bin" / "python")
             output = uv("pip", "install", "--python", python, "--no-deps", "-e", str(tree))
@@ -182,6 +186,22 @@ def instantiate(
             handle.write(f"{exc}\n{getattr(exc, 'stderr', '')}\n")
         raise EnvironmentFailure(f"the environment could not be set up: {exc}") from None
     return Instance(environment=environment, path=where, tree=tree)
+
+
+def _own_folders(
+    source: Path, where: Path, names: tuple[str, ...]
+) -> tuple[tuple[Path, Path], ...]:
+    """The folders of a bound environment its tools write into, each the instance's
+    own: an empty folder beside its tree, bound writable over the read-only one
+    (whose mount point, an empty folder, the cached environment gets once: a folder,
+    which no manifest counts)."""
+    own = where.parent.with_name(f"{where.parent.name}.{where.name}")  # beside the tree
+    found = []
+    for name in names:
+        (source / name).mkdir(exist_ok=True)
+        (own / name).mkdir(parents=True, exist_ok=True)
+        found.append((own / name, where / name))
+    return tuple(found)
 
 
 _HELD: dict[Path, int] = {}  # a bound instance's path: its shared lock on the environment
@@ -246,6 +266,8 @@ def remove(instance: Instance | None, *, read_only: bool = False) -> None:
         return
     release(instance.path)
     discard(instance.path)
+    for own, _ in instance.writable:
+        shutil.rmtree(own, ignore_errors=True)
     if read_only or instance.source is not None:  # bubblewrap bound it read-only
         return
     cached_path = instance.environment.path

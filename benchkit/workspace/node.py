@@ -5,7 +5,9 @@ stage (never in a check, which has none).
 It is cached under `<cache>/envs/node-<key>/` by those two files, the node and npm of
 this machine, and is each pilot's worktree's `node_modules` (bound read-only in a
 sandbox that binds, else hard links: later pilots never install), its `.bin` first on
-PATH. npm keeps its downloads in `$npm_config_cache` (default `<cache>/npm`).
+PATH. The folders tools write into (`Node.writable`: vite's `.vite-temp`, `.cache`,
+...) are each pilot's own in a sandbox that binds. npm keeps its downloads in
+`$npm_config_cache` (default `<cache>/npm`).
 """
 
 from __future__ import annotations
@@ -20,9 +22,16 @@ from typing import ClassVar
 
 from benchkit.bench.bench_file import Bench
 from benchkit.errors import BenchError
-from benchkit.workspace.cache import cache_dir
-from benchkit.workspace.commands import caller_path
 from benchkit.workspace.git import file_text
+from benchkit.workspace.managers import (
+    LOCKS,
+    SETTINGS,
+    install_command,
+    manager_env,
+    manager_of,
+    tool,
+    tool_spec,
+)
 from benchkit.workspace.proc import ProcError, capture
 from benchkit.workspace.recipe import (
     RECIPE_VERSION,
@@ -36,82 +45,110 @@ from benchkit.workspace.recipe import (
 )
 from benchkit.workspace.repository import Repository
 
-NODE_FILES = ("package.json", "package-lock.json")  # what `npm ci` installs from
 NODE_MODULES = "node_modules"
 
 
-def npm_env() -> dict[str, str]:
-    """npm's environment: the caller's PATH, benchkit's cache for its downloads (or
-    `npm_config_cache`), no update notice, no audit, no funding appeals."""
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    env["PATH"] = os.pathsep.join(caller_path())
-    env.setdefault("npm_config_cache", str(cache_dir() / "npm"))
-    env |= {"npm_config_update_notifier": "false", "npm_config_audit": "false"}
-    env["npm_config_fund"] = "false"
-    return env
-
-
 def _installed(folder: Path) -> tuple[str, ...]:
-    """`name==version` of every package npm installed, from its own record of them
-    (`node_modules/.package-lock.json`)."""
+    """`name==version` of every package installed: npm's own record of them
+    (`node_modules/.package-lock.json`), else the package.json of every package in
+    node_modules (pnpm's under `.pnpm`, yarn's hoisted and nested)."""
     hidden = folder / NODE_MODULES / ".package-lock.json"
-    if not hidden.exists():
-        return ()  # nothing installed
-    record = json.loads(hidden.read_text())
     found = set()
-    for where, package in record.get("packages", {}).items():
-        if where and "version" in package and not package.get("link"):
-            name = package.get("name") or where.rpartition("node_modules/")[2]
-            found.add(f"{name}=={package['version']}")
+    if hidden.exists():
+        record = json.loads(hidden.read_text())
+        for where, package in record.get("packages", {}).items():
+            if where and "version" in package and not package.get("link"):
+                name = package.get("name") or where.rpartition("node_modules/")[2]
+                found.add(f"{name}=={package['version']}")
+        return tuple(sorted(found))
+    for root, dirs, files in os.walk(folder / NODE_MODULES):  # links not followed
+        dirs[:] = [d for d in dirs if d != ".bin"]
+        here = Path(root)
+        package = here.parent.name == NODE_MODULES or (
+            here.parent.name.startswith("@") and here.parent.parent.name == NODE_MODULES
+        )
+        if not package or "package.json" not in files:
+            continue
+        try:
+            said = json.loads((here / "package.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(said, dict) and said.get("name") and said.get("version"):
+            found.add(f"{said['name']}=={said['version']}")
     return tuple(sorted(found))
 
 
 class Node(Backend):
-    """`npm ci`'s `node_modules`, the worktree's own (copied or bound)."""
+    """The `node_modules` its package manager installs (npm ci, pnpm or yarn from
+    their lock file), the worktree's own (copied or bound)."""
 
     kind: ClassVar[str] = "node"
     bin: ClassVar[str] = ".bin"
+    # what tools write in node_modules as a matter of course: vite's bundled config
+    # (.vite-temp) and its dependency and results caches (.vite, .vitest), the
+    # .cache of babel-loader, eslint, terser and the like
+    writable: ClassVar[tuple[str, ...]] = (".vite-temp", ".vite", ".vitest", ".cache")
 
     def recipe(self, bench: Bench, repo: Repository) -> Recipe:
-        env = npm_env()
+        files = {
+            name: text
+            for name in ("package.json", *LOCKS.values(), *SETTINGS)
+            if (text := file_text(repo.mirror, repo.base_sha, name)) is not None
+        }
+        if "package.json" not in files:
+            raise BenchError(
+                bench.path, "environment", "no file package.json in the repository at base"
+            )
+        manager = manager_of(files, bench.file.environment.manager)
+        if manager is None:
+            locks = ", ".join(LOCKS.values())
+            raise BenchError(
+                bench.path, "environment", f"no lock file in the repository at base ({locks})"
+            )
+        if LOCKS[manager] not in files:
+            raise BenchError(
+                bench.path,
+                "environment.manager",
+                f"no file {LOCKS[manager]} in the repository at base ({manager} installs from it)",
+            )
+        kept = {k: v for k, v in files.items() if k not in LOCKS.values() or k == LOCKS[manager]}
+        env = manager_env(manager)
         node, npm = shutil.which("node", path=env["PATH"]), shutil.which("npm", path=env["PATH"])
         if node is None or npm is None:
             missing = "node" if node is None else "npm"
             raise BenchError(bench.path, "environment.kind", f"no {missing} on this machine's PATH")
+        spec = tool_spec(manager, kept)
         try:
             version = capture([node, "--version"], env=env, timeout_s=60).strip()
-            npm_version = capture([npm, "--version"], env=env, timeout_s=60).strip()
+            program = tool(manager, spec)
+            said = capture([str(program), "--version"], env=env, timeout_s=120).strip()
         except ProcError as exc:
-            raise BenchError(bench.path, "environment.kind", f"node does not run: {exc}") from None
-        files = {}
-        for name in NODE_FILES:
-            text = file_text(repo.mirror, repo.base_sha, name)
-            if text is None:
-                why = "npm ci installs from it" if name.endswith("lock.json") else "npm ci reads it"
-                raise BenchError(
-                    bench.path, "environment", f"no file {name} in the repository at base ({why})"
-                )
-            files[name] = text
+            why = (exc.stderr or exc.stdout or str(exc)).strip().splitlines()
+            raise BenchError(
+                bench.path, "environment.kind", f"{spec} does not run: {why[0] if why else exc}"
+            ) from None
         return Recipe(
             kind="node",
             python=str(Path(node).resolve()),
             python_version=version,
-            files=tuple(files.items()),
-            builder=f"npm {npm_version}; recipe {RECIPE_VERSION}",
+            files=tuple(sorted(kept.items())),
+            builder=f"{manager} {said}; {spec}; recipe {RECIPE_VERSION}",
         )
 
     def build(self, recipe: Recipe, final: Path, *, log: Path) -> Environment:
-        """`npm ci` from the recipe's package.json and lock file."""
+        """The manager's install from the recipe's package.json and lock file."""
         started = time.monotonic()
         tmp = Path(tempfile.mkdtemp(prefix=f"{final.name}.", dir=final.parent))
-        lines = [f"environment {recipe.key}: npm ci with {recipe.builder}"]
+        files = dict(recipe.files)
+        manager, spec = recipe.builder.split(" ", 1)[0], recipe.builder.split("; ")[1]
+        lines = [f"environment {recipe.key}: {manager} install with {recipe.builder}"]
         node = tmp / "node"
         try:
+            install = install_command(manager, tool(manager, spec), files)
             node.mkdir()
             for path, text in recipe.files:
                 (node / path).write_text(text)
-            ci = ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"]
-            lines.append(capture(ci, cwd=node, env=npm_env(), timeout_s=1800))
+            lines.append(capture(install, cwd=node, env=manager_env(manager), timeout_s=1800))
             (node / NODE_MODULES).mkdir(exist_ok=True)  # a package without dependencies
             packages = _installed(node)
             read_only(node / NODE_MODULES)

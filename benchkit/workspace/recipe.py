@@ -90,6 +90,7 @@ class Backend(ABC):
     kind: ClassVar[str]
     cached: ClassVar[bool] = True  # built once per key into the cache (`none` is not)
     bin: ClassVar[str] = "bin"  # where its programs are, within a built environment
+    writable: ClassVar[tuple[str, ...]] = ()  # folders in an instance its tools write into
 
     @abstractmethod
     def recipe(self, bench: Bench, repo: Repository) -> Recipe:

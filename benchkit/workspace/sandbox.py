@@ -130,6 +130,7 @@ class Sandbox:
     ledger: Path | None = None  # each command's process group is written here
     run_id: str = ""  # written in each command's environment, for `recover` to know them
     read_only: tuple[tuple[Path, Path], ...] = ()  # (from, to): the environment, bound
+    writable: tuple[tuple[Path, Path], ...] = ()  # (from, to): its folders tools write into
 
     @classmethod
     def problem(cls) -> str | None:
@@ -148,10 +149,15 @@ class Sandbox:
     def with_network(self, on: bool) -> Sandbox:
         return replace(self, network=on)
 
-    def with_read_only(self, binds: tuple[tuple[Path, Path], ...]) -> Sandbox:
+    def with_read_only(
+        self,
+        binds: tuple[tuple[Path, Path], ...],
+        writable: tuple[tuple[Path, Path], ...] = (),
+    ) -> Sandbox:
         """The sandbox with these folders bound read-only, each from a path to another
-        (the cached environment where the pilot's instance goes), where it binds."""
-        return replace(self, read_only=binds) if self.binds else self
+        (the cached environment where the pilot's instance goes), and within them
+        `writable` folders of the pilot's own bound over theirs, where it binds."""
+        return replace(self, read_only=binds, writable=writable) if self.binds else self
 
     def on_host(self, path: Path) -> Path:
         """Where the host has what the sandbox shows at `path` (a folder it binds
@@ -214,6 +220,8 @@ class Bubblewrap(Sandbox):
             args += ["--bind", str(folder), str(folder)]
         for source, target in self.read_only:  # after the tree: node_modules is in it
             args += ["--ro-bind", str(source), str(target)]
+        for source, target in self.writable:  # after the environment: they are in it
+            args += ["--bind", str(source), str(target)]
         return [*args, "--chdir", str(self.tree), "--", *argv]
 
 

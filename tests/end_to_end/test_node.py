@@ -19,7 +19,7 @@ import pytest
 
 import benchkit
 from benchkit.errors import BenchError
-from tests.conftest import ROOT, a_cache, sh_git
+from tests.conftest import ROOT, a_cache, make_repo, sh_git
 from tests.helpers import benchkit_cli, needs_node
 
 DEMO_NODE = ROOT / "benchkit" / "bundled" / "benches" / "demo-node"
@@ -121,7 +121,15 @@ def test_a_node_bench_without_its_lock_file_is_one_clear_error(tmp_path: Path) -
     bench = tmp_path / "bench"
     shutil.copytree(JEST, bench)
     (bench / "base" / "package-lock.json").unlink()
-    with pytest.raises(BenchError, match=r"no file package-lock\.json in the repository at base"):
+    with pytest.raises(
+        BenchError,
+        match=r"environment: no lock file in the repository at base \(package-lock\.json, "
+        r"pnpm-lock\.yaml, yarn\.lock\)",
+    ):
+        benchkit.pilot(str(bench), arm="noop", store=tmp_path / "store")
+    toml = bench / "bench.toml"
+    toml.write_text(toml.read_text().replace('kind = "node"', 'kind = "node"\nmanager = "pnpm"'))
+    with pytest.raises(BenchError, match=r"environment\.manager: no file pnpm-lock\.yaml"):
         benchkit.pilot(str(bench), arm="noop", store=tmp_path / "store")
 
 
@@ -193,3 +201,113 @@ def test_a_vitest_config_that_cannot_load_says_why_the_tests_did_not_run(
         "test": "fail",
         "build": "ok",
     }
+
+
+GOOD_CONFIG = """\
+diff --git a/vitest.config.mjs b/vitest.config.mjs
+new file mode 100644
+--- /dev/null
++++ b/vitest.config.mjs
+@@ -0,0 +1,3 @@
++import { defineConfig } from "vitest/config";
++
++export default defineConfig({ test: { include: ["test/**/*.test.ts"] } });
+"""
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed here")
+def test_a_vitest_config_gates_under_the_sandbox_and_leaves_the_cache_as_it_was(
+    demo_node: DemoNode,
+    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """vite bundles a config file into node_modules/.vite-temp before it loads it: under
+    bubblewrap, which binds the cached node_modules read-only, that folder is the
+    pilot's own (seen to fail before: `ENOENT: ... mkdir '.../node_modules/.vite-temp'`,
+    every verdict `error`), and the cached node_modules is as it was after."""
+    monkeypatch.setenv("BENCHKIT_CACHE", str(a_cache(tmp_path_factory, demo_node.environments)))
+    patch = tmp_path / "config.patch"
+    patch.write_text(GOOD_CONFIG)
+    [env] = [
+        e
+        for e in (Path(os.environ["BENCHKIT_CACHE"]) / "envs").iterdir()
+        if e.name.startswith("node-") and e.is_dir()
+    ]
+    before = _digest(env / "node" / "node_modules")
+    [run] = benchkit.pilot(
+        "demo-node", arm=f"replay:{patch}", store=tmp_path / "store", sandbox="bwrap"
+    )
+    assert run.sandbox == "bwrap"
+    assert run.gate is not None and run.gate.verdict == "pass", run.gate
+    assert run.gate.preexisting_files == ("test/dates.test.ts",)
+    assert _digest(env / "node" / "node_modules") == before
+
+
+def _digest(tree: Path) -> str:
+    """Every path (folders too) and file content of a tree."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for root, dirs, files in os.walk(tree):
+        dirs.sort()
+        for name in sorted(dirs + files):
+            path = Path(root) / name
+            digest.update(str(path.relative_to(tree)).encode())
+            if path.is_file() and not path.is_symlink():
+                digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+MANAGERS = ROOT / "tests" / "fixtures" / "node-managers"
+MANAGED_BENCH = """\
+name = "tiny-{name}"
+description = "a tiny package whose dependency {name} locks"
+instruction = "Double numeric strings too."
+
+[repo]
+git = "{repo}"
+base = "main"
+
+[human]
+ref = "human"
+
+[environment]
+kind = "node"
+
+[[checks]]
+name = "test"
+command = "node --test test/"
+timeout = 120
+"""
+
+
+@pytest.mark.parametrize("name", ["npm", "pnpm", "yarn", "yarn-berry"])
+def test_a_pnpm_or_yarn_repository_builds_its_environment_once_with_its_manager(
+    name: str,
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The manager is the lock file's; the tool itself comes from the registry, once
+    a version, into benchkit's cache, its version in the environment's key and log."""
+    monkeypatch.setenv("BENCHKIT_CACHE", str(a_cache(tmp_path_factory, None)))
+    base = {
+        str(f.relative_to(MANAGERS / name / "base")): f.read_text()
+        for f in (MANAGERS / name / "base").rglob("*")
+        if f.is_file()
+    }
+    index = base["index.js"].replace("x * 2", "Number(x) * 2")
+    repo = tmp_path / "repo"
+    make_repo(repo, base, {"index.js": index}, "human")
+    bench = tmp_path / "bench" / "bench.toml"
+    bench.parent.mkdir()
+    bench.write_text(MANAGED_BENCH.format(name=name, repo=repo))
+    runs = benchkit.pilot(str(bench), arm=["human", "noop"], store=tmp_path / "store")
+    assert [(r.status, r.after("test").status) for r in runs] == [("ok", "ok"), ("ok", "ok")]  # type: ignore[union-attr]
+    first, again = (r.phases["environment"] for r in runs)
+    assert again < 0.25 * first, (first, again)  # built once, then bound or copied
+    assert runs[0].environment is not None and runs[0].environment.packages == ("is-number==7.0.0",)
+    manager = name.removesuffix("-berry")
+    log = (Path(runs[0].artifacts) / "logs" / "environment.log").read_text()
+    assert f": {manager} install with {manager} " in log
