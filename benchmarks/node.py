@@ -66,19 +66,7 @@ def main() -> None:
 
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "node-managers"
-BENCH = """name = "tiny-{name}"
-instruction = "Double numeric strings too."
-[repo]
-git = "{repo}"
-base = "main"
-[human]
-ref = "human"
-[environment]
-kind = "node"
-[[checks]]
-name = "test"
-command = "node --test test/"
-"""
+BENCH = (FIXTURES / "bench.toml.in").read_text()  # {name}, {repo}
 
 
 def _repo(name: str, where: Path) -> Path:

@@ -1,13 +1,13 @@
-"""The `node` backend: the `node_modules` that `npm ci` installs from the repository's
-`package.json` and `package-lock.json` at base, with the network, in the environment
-stage (never in a check, which has none).
+"""The `node` backend: the `node_modules` that the repository's package manager (npm,
+pnpm or yarn: see `benchkit.workspace.managers`) installs from its `package.json` and
+lock file at base, with the network, in the environment stage (never in a check,
+which has none).
 
-It is cached under `<cache>/envs/node-<key>/` by those two files, the node and npm of
-this machine, and is each pilot's worktree's `node_modules` (bound read-only in a
-sandbox that binds, else hard links: later pilots never install), its `.bin` first on
-PATH. The folders tools write into (`Node.writable`: vite's `.vite-temp`, `.cache`,
-...) are each pilot's own in a sandbox that binds. npm keeps its downloads in
-`$npm_config_cache` (default `<cache>/npm`).
+It is cached under `<cache>/envs/node-<key>/` by those files, the node of this
+machine and the manager's version, and is each pilot's worktree's `node_modules`
+(bound read-only in a sandbox that binds, else hard links: later pilots never
+install), its `.bin` first on PATH. The folders tools write into (`Node.writable`:
+vite's `.vite-temp`, `.cache`, ...) are each pilot's own in a sandbox that binds.
 """
 
 from __future__ import annotations

@@ -260,26 +260,7 @@ def _digest(tree: Path) -> str:
 
 
 MANAGERS = ROOT / "tests" / "fixtures" / "node-managers"
-MANAGED_BENCH = """\
-name = "tiny-{name}"
-description = "a tiny package whose dependency {name} locks"
-instruction = "Double numeric strings too."
-
-[repo]
-git = "{repo}"
-base = "main"
-
-[human]
-ref = "human"
-
-[environment]
-kind = "node"
-
-[[checks]]
-name = "test"
-command = "node --test test/"
-timeout = 120
-"""
+MANAGED_BENCH = (MANAGERS / "bench.toml.in").read_text()  # {name}, {repo}
 
 
 @pytest.mark.parametrize("name", ["npm", "pnpm", "yarn", "yarn-berry"])
