@@ -68,7 +68,9 @@ def _berry(files: dict[str, str]) -> bool:
 def tool_spec(manager: str, files: dict[str, str]) -> str:
     """The registry package of the manager (`pnpm@9`, `yarn@1`,
     `@yarnpkg/cli-dist@4.5.0`): the repository's `packageManager` pin, else the one
-    its lock file was written by."""
+    its lock file was written by; npm is this machine's own (`npm`)."""
+    if manager == "npm":
+        return "npm"
     try:
         pinned = str(json.loads(files.get("package.json", "{}")).get("packageManager") or "")
     except (ValueError, AttributeError):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -46,6 +47,23 @@ from benchkit.workspace.recipe import (
 from benchkit.workspace.repository import Repository
 
 NODE_MODULES = "node_modules"
+
+
+NOT_TELLING = re.compile(
+    r"(complete log of this run|^\S+ (error|ERR!) (code \S+|\d{3}|errno \S+)$)"
+)
+
+
+def telling(stderr: str) -> str | None:
+    """The line of a manager's failure that says what went wrong (`npm error 404 Not
+    Found - GET https://...`), not its closing pointer to a log or its error code."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    errors = [
+        line
+        for line in lines
+        if re.search(r"\b(error|ERR!|ERR_|Error)\b", line) and not NOT_TELLING.search(line)
+    ]
+    return errors[0] if errors else None
 
 
 def _installed(folder: Path) -> tuple[str, ...]:
@@ -141,7 +159,8 @@ class Node(Backend):
         tmp = Path(tempfile.mkdtemp(prefix=f"{final.name}.", dir=final.parent))
         files = dict(recipe.files)
         manager, spec = recipe.builder.split(" ", 1)[0], recipe.builder.split("; ")[1]
-        lines = [f"environment {recipe.key}: {manager} install with {recipe.builder}"]
+        verb = "ci" if manager == "npm" else "install"
+        lines = [f"environment {recipe.key}: {manager} {verb} with {recipe.builder}"]
         node = tmp / "node"
         try:
             install = install_command(manager, tool(manager, spec), files)
@@ -157,7 +176,15 @@ class Node(Backend):
         except (ProcError, OSError) as exc:
             said = [getattr(exc, "stdout", ""), getattr(exc, "stderr", str(exc))]
             write_log(log, [*lines, *said])
-            raise EnvironmentFailure(f"the environment could not be built: {exc}") from None
+            why = (
+                f"{' '.join(exc.argv[:2])} exited {exc.exit_code}: "
+                if isinstance(exc, ProcError)
+                else ""
+            )
+            told = telling(said[1]) if isinstance(exc, ProcError) else None
+            raise EnvironmentFailure(
+                f"the environment could not be built: {why + told if told else exc}"
+            ) from None
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         write_log(log, [*lines, f"built in {meta['build_s']} s: {len(packages)} packages"])

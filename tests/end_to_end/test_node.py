@@ -291,4 +291,40 @@ def test_a_pnpm_or_yarn_repository_builds_its_environment_once_with_its_manager(
     assert runs[0].environment is not None and runs[0].environment.packages == ("is-number==7.0.0",)
     manager = name.removesuffix("-berry")
     log = (Path(runs[0].artifacts) / "logs" / "environment.log").read_text()
-    assert f": {manager} install with {manager} " in log
+    verb = "ci" if manager == "npm" else "install"
+    assert f": {manager} {verb} with {manager} " in log
+
+
+def test_an_install_the_registry_refuses_names_what_it_refused(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lock file naming a package version the registry does not have (seen on a real
+    repository: `404 Not Found` for a scoped config package since unpublished): the
+    run's failure says what npm refused, not its closing `A complete log of this run
+    can be found in ...`."""
+    monkeypatch.setenv("BENCHKIT_CACHE", str(a_cache(tmp_path_factory, None)))
+    base = {
+        str(f.relative_to(MANAGERS / "npm" / "base")): f.read_text()
+        for f in (MANAGERS / "npm" / "base").rglob("*")
+        if f.is_file()
+    }
+    for name in ("package.json", "package-lock.json"):
+        base[name] = base[name].replace('"7.0.0"', '"7.0.99"')
+    integrity = re.search(r'"integrity": "(sha512-[^"]+)"', base["package-lock.json"])
+    assert integrity is not None  # another one: not in npm's cache either
+    base["package-lock.json"] = base["package-lock.json"].replace(
+        integrity.group(1), "sha512-" + "A" * 86 + "=="
+    )
+    repo = tmp_path / "repo"
+    make_repo(repo, base, {"index.js": base["index.js"] + "\n"}, "human")
+    bench = tmp_path / "bench" / "bench.toml"
+    bench.parent.mkdir()
+    bench.write_text(MANAGED_BENCH.format(name="npm", repo=repo))
+    [run] = benchkit.pilot(str(bench), arm="noop", store=tmp_path / "store")
+    assert (run.status, run.failure_kind) == ("failed", "environment")
+    detail = run.failure_detail or ""  # seen before: npm's last line, its pointer to a log
+    assert (
+        "npm ci exited 1: npm error notarget No matching version found for is-number@7.0.99"
+        in detail
+    )
+    assert "A complete log" not in (run.failure_detail or "")
