@@ -225,13 +225,16 @@ def budget(
         raise UsageError("cap", "", f"a cap is more than $0, not {cap!r}")
     frame = runs_frame(runs, latest=latest).select("run_id", "bench", "arm").collect()
     ids = frame["run_id"].to_list()
-    sessions = _sessions_of(runs, ids, store)
+    sessions = _sessions_of(runs, ids, store).sort("session")
     sites = run_sites(runs, store).filter(pl.col("covered"))
+    by_run = {k[0]: g for k, g in sessions.group_by("run_id")}  # once, not a filter a run
+    covered = {k[0]: g["covered_session"] for k, g in sites.group_by("run_id")}
+    none = sessions.clear()
     rows = [
         replayed(
             run,
-            sessions.filter(pl.col("run_id") == run["run_id"]).sort("session"),
-            sites.filter(pl.col("run_id") == run["run_id"])["covered_session"],
+            by_run.get(run["run_id"], none),
+            covered.get(run["run_id"], pl.Series([], dtype=pl.Int32)),
             cap,
             rule,
         )

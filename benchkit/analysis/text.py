@@ -303,24 +303,22 @@ def covered_by(sites: Sequence[Mapping[str, Any]]) -> str | None:
     """Who first covered a run's sites: `session 1 covered 10 sites, the rules 2`
     (sessions counted from 1, a mechanical one named the rules; a commit where no
     session is told), then the covered sites none is known for; None where none is."""
-    counted: dict[tuple[int, int], tuple[str, int]] = {}
+    named: list[tuple[tuple[int, int], str]] = []  # (order, who) of each attributed site
     unknown = 0
     for site in sites:
         if not site.get("covered"):
             continue
         session, step = site.get("covered_session"), site.get("covered_step")
         if session is not None:
-            kind = site.get("covered_kind")
-            key, name = (0, session), KIND_WORDS.get(str(kind)) or f"session {session + 1}"
+            kind = KIND_WORDS.get(str(site.get("covered_kind")))
+            named.append(((0, session), kind or f"session {session + 1}"))
         elif step is not None:
-            key, name = (1, step), f"commit {step + 1}"
+            named.append(((1, step), f"commit {step + 1}"))
         else:
             unknown += 1
-            continue
-        counted[key] = (name, counted.get(key, (name, 0))[1] + 1)
-    merged: dict[str, int] = {}
-    for _, (name, n) in sorted(counted.items()):
-        merged[name] = merged.get(name, 0) + n
+    merged: dict[str, int] = {}  # by who, in session then commit order
+    for _, name in sorted(named):
+        merged[name] = merged.get(name, 0) + 1
     if not merged:
         return None
     (first, n), *rest = merged.items()

@@ -66,7 +66,7 @@ def ask_ci(report: ArmReport, bench: BenchFile, forge: Forge) -> CiResult:
     checks yet, until one comes), or the bench's `ci_timeout` passes."""
     where = "fork"
     if report.pr_url:
-        where = {True: "fork PR", False: "PR", None: "PR"}[forge.cross_repository(report.pr_url)]
+        where = "fork PR" if forge.cross_repository(report.pr_url) else "PR"
     deadline = time.monotonic() + bench.ci_timeout
     while True:
         try:

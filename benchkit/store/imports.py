@@ -48,6 +48,11 @@ SET_BY_IMPORT = ("schema_version", "origin")
 DECLARED = {c.name: c.type for c in RUN_COLUMNS}
 
 
+def _kind_of(column: str) -> pa.DataType:
+    """A column's type: the runs table's, a check's count, or text."""
+    return DECLARED.get(column) or (pa.int64() if column.endswith("_count") else pa.string())
+
+
 def _arrow_to_polars(kind: pa.DataType) -> pl.DataType:
     return empty_frame(pa.schema([("x", kind)])).schema["x"]
 
@@ -316,7 +321,7 @@ def read_import(
         bad += [(row + 2, place, f"row {row + 2}, {column}: empty") for row in empty]
     columns = []
     for column in frame.columns:
-        kind = DECLARED.get(column) or (pa.int64() if column.endswith("_count") else pa.string())
+        kind = _kind_of(column)
         read, wrong = _cast(frame, column, kind)
         columns.append(read)
         bad += wrong
@@ -349,7 +354,7 @@ def _const_checked(path: Path, column: str, value: str) -> None:
         raise ImportFileError(path, where, "empty: give a value, or leave the column out")
     if column in SET_BY_IMPORT or (column not in DECLARED and not check_of(column)):
         raise ImportFileError(path, where, "not a runs column (see the store's runs table)")
-    kind = DECLARED.get(column) or (pa.int64() if column.endswith("_count") else pa.string())
+    kind = _kind_of(column)
     one = pl.DataFrame({column: [value]})
     read, wrong = _cast(one, column, kind)
     wrong += _beyond(pl.DataFrame([read])) if not wrong else []

@@ -51,16 +51,20 @@ class Forge:
             log.write(f"$ {' '.join(argv)}\n{out}" + (f"\n[error] {error}\n" if error else ""))
         return out, error
 
+    def _json(self, *args: str) -> object:
+        """gh's answer as JSON; None when it failed or is not JSON."""
+        out, error = self._ask(*args)
+        try:
+            return json.loads(out) if error is None else None
+        except json.JSONDecodeError:
+            return None
+
     def pr_checks(self, url: str) -> tuple[str, str | None]:
         return self._ask("pr", "checks", url, "--json", PR_FIELDS)
 
     def cross_repository(self, url: str) -> bool | None:
         """Whether the pull request comes from a fork; None when gh cannot tell."""
-        out, error = self._ask("pr", "view", url, "--json", "isCrossRepository")
-        try:
-            found = json.loads(out) if error is None else None
-        except json.JSONDecodeError:
-            return None
+        found = self._json("pr", "view", url, "--json", "isCrossRepository")
         crossing = found.get("isCrossRepository") if isinstance(found, dict) else None
         return crossing if isinstance(crossing, bool) else None
 
@@ -70,11 +74,7 @@ class Forge:
     def workflow_states(self, repository: str) -> list[str] | None:
         """The states of the repository's workflows (`active`, `disabled_fork`, ...);
         None when gh cannot tell."""
-        out, error = self._ask("workflow", "list", "-R", repository, "--all", "--json", "state")
-        try:
-            found = json.loads(out) if error is None else None
-        except json.JSONDecodeError:
-            return None
+        found = self._json("workflow", "list", "-R", repository, "--all", "--json", "state")
         if not isinstance(found, list):
             return None
         return [str(w.get("state")) for w in found if isinstance(w, dict)]
