@@ -82,13 +82,17 @@ def wall_cell(seconds: float | None) -> str:
     return f"{seconds:.1f} s" if seconds < 60 else f"{round(seconds)} s"
 
 
-def gate_cell(row: Mapping[str, Any]) -> str:
-    """The gate's verdict on the tests, with every reason it gave (its regressions are
-    the coverage column's); `-` when it did not judge."""
+def gate_cell(row: Mapping[str, Any], *, regressions: bool = False) -> str:
+    """The gate's verdict on the tests, with `regressions` its regressions (`fail, 1
+    regression`: the run page's; the pilot table's are in its coverage column) and
+    every reason it gave; `-` when it did not judge."""
     verdict = row.get("test_verdict")
     if verdict is None:
         return NONE
     cell = str(verdict)
+    count = row.get("regressions")
+    if regressions and count is not None and verdict != "error":  # error: no base tests
+        cell += f", {count} regression{'' if count == 1 else 's'}"
     reasons = row.get("test_reasons")
     if reasons:  # every reason of the gate reaches the table
         cell += f" ({reasons})"

@@ -315,7 +315,7 @@ def _run_page(
         "checks_header": ["phase", "check", "status", "exit", "duration", "note"],
         "checks_rows": check_rows,
         "logs": [(name, href) for name, href in links.items() if name.startswith("logs/")],
-        "gate": [["verdict", gate_cell(row)]]
+        "gate": [["verdict", gate_cell(row, regressions=True)]]
         + [[f, _text(row.get(f))] for f in GATE_FIELDS if f in row],
         "tests_header": ["phase", "attempt", "file", "test", "outcome", "seconds", "message"],
         "tests_rows": [
