@@ -144,6 +144,33 @@ class Tests(Strict):
                 raise ValueError(f"{glob!r} is not a path or glob inside the repository")
         return globs
 
+    @field_validator("report")
+    @classmethod
+    def _report_path(cls, value: str) -> str:
+        path = value.removeprefix("./")
+        if not path.strip() or path.startswith("/") or ".." in path.split("/"):
+            raise ValueError(f"{value!r} is not a path inside the repository")
+        parts = path.split("/")
+        globbed = [n for n, part in enumerate(parts) if any(c in part for c in "*?[")]
+        if globbed and globbed[-1] == len(parts) - 1:
+            raise ValueError(
+                f"{value!r}: a glob names the packages' folders, then the report's path "
+                "in each (packages/*/.bench/junit.xml)"
+            )
+        return path
+
+    @property
+    def in_packages(self) -> bool:
+        """Whether each package of a workspace writes its own report (a glob)."""
+        return any(c in self.report for c in "*?[")
+
+    @property
+    def report_name(self) -> str:
+        """The report's path in its package's folder (after the glob), or in the tree."""
+        parts = self.report.split("/")
+        globbed = [n for n, part in enumerate(parts) if any(c in part for c in "*?[")]
+        return "/".join(parts[globbed[-1] + 1 :]) if globbed else self.report
+
     @field_validator("runner")
     @classmethod
     def _known_runner(cls, value: str | None) -> str | None:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from benchkit.bench.bench_file import Bench, Check
+from benchkit.bench.bench_file import Bench, Check, Tests
 from benchkit.gate.junit import CaseResult, ReportError, failed_count, in_tree, parse_report
 from benchkit.gate.runners import Runner, runner_of
 from benchkit.gate.summary import first_error
@@ -84,6 +84,45 @@ def read_report(
     return (in_tree(found, [str(root), str(root.resolve())]) if root else found), None
 
 
+def read_reports(
+    tree: Path, tests: Tests, runner: Runner | None, log: str = ""
+) -> tuple[tuple[CaseResult, ...] | None, str | None]:
+    """The cases of the bench's test report, as `read_report`; a report whose path is a
+    glob (`packages/*/.bench/junit.xml`) is one per package of a workspace, each read
+    with the files it names from its package's folder: their cases merged, each file
+    named from the tree (`packages/b/test/x.test.ts`). An unreadable report is the
+    whole run's problem; a package's that names no test is left out."""
+    if not tests.in_packages:
+        return read_report(tree / tests.report, runner, tree, log)
+    found = sorted(p for p in tree.glob(tests.report) if not p.is_dir())
+    if not found:
+        return None, f"{tests.report}: no report written"
+    merged: list[CaseResult] = []
+    for report in found:
+        package = package_folder(report.parent, tree)
+        cases, problem = read_report(report, runner, package)  # a log of every package
+        if cases is None:  # named from the tree, not its package
+            return None, (problem or "").replace(_named(report, package), _named(report, tree), 1)
+        inside = package.relative_to(tree)
+        merged += [
+            replace(c, file=str(inside / c.file)) if c.file and inside.parts else c for c in cases
+        ]
+    if not merged:
+        return (), f"{tests.report} names no test"
+    return in_tree(merged, [str(tree), str(tree.resolve())]), None
+
+
+def package_folder(folder: Path, tree: Path) -> Path:
+    """The package a folder of the tree is in: the nearest folder, it or above it in the
+    tree, that holds a package.json; else the tree."""
+    for candidate in (folder, *folder.parents):
+        if candidate == tree or not candidate.is_relative_to(tree):
+            break
+        if (candidate / "package.json").is_file():
+            return candidate
+    return tree
+
+
 def _named(report: Path, root: Path | None) -> str:
     """A report's path as the bench gives it: in the tree, else as it is."""
     if root is not None and report.is_relative_to(root):
@@ -128,12 +167,13 @@ def _run(
     log_path: Path,
     timeout_s: float,
     confinement: Confinement,
+    cwd: Path | None = None,
 ) -> tuple[proc.Finished, str]:
     log_path.unlink(missing_ok=True)
     sandbox = confinement.sandbox
     finished = proc.run(
         command,
-        cwd=instance.tree,
+        cwd=cwd or instance.tree,
         env=check_env(bench, instance),
         log_path=log_path,
         timeout_s=timeout_s,
@@ -143,21 +183,36 @@ def _run(
     return finished, log_path.read_text(encoding="utf-8", errors="replace")
 
 
+def _report_word(tree: Path, tests: Tests | None) -> str:
+    """What `{report}` stands for in a check's command: the report's path, or, for one
+    report per package, its path in each package (the packages' runners resolve it)."""
+    if tests is None:
+        return ""
+    return tests.report_name if tests.in_packages else str(tree / tests.report)
+
+
 def test_run_of(
     finished: proc.Finished,
     output: str,
-    report: Path,
+    tests: Tests | Path,
     named: str | None = None,
     *,
     root: Path,
     command: Sequence[str] = (),
 ) -> TestRun:
     """What the gate needs of a test command that finished in `root`: its report's
-    cases, read by its runner (the one named, else the one whose summary the output
-    holds, else the one the command's words name), that runner's own closing summary,
-    and, when no test is left to judge, what it said went wrong."""
+    cases (the bench's, or a report file's), read by its runner (the one named, else
+    the one whose summary the output holds, else the one the command's words name),
+    that runner's own closing summary, and, when no test is left to judge, what it
+    said went wrong."""
     runner = runner_of(named, output, command)
-    found = read_report(report, runner, root, output) if not finished.not_found else (None, None)
+    found: tuple[tuple[CaseResult, ...] | None, str | None] = (None, None)
+    if not finished.not_found:
+        found = (
+            read_report(tests, runner, root, output)
+            if isinstance(tests, Path)
+            else read_reports(root, tests, runner, output)
+        )
     cases, problem = found
     said = None
     if not cases and not finished.not_found:
@@ -194,14 +249,13 @@ def run_check(
     count."""
     worktree = instance.tree
     tests = bench.file.tests
-    report = worktree / tests.report if tests else None
-    by_report = report is not None and (
-        (check.count is not None and check.count.junit)
-        or (tests is not None and tests.check == check.name)
+    by_report = tests is not None and (
+        (check.count is not None and check.count.junit) or tests.check == check.name
     )
-    if report is not None and by_report:
-        _stale_gone(report)
-    values = {"worktree": str(worktree), "report": str(report or "")}
+    if tests is not None and by_report:
+        for stale in worktree.glob(tests.report) if tests.in_packages else [tests.report]:
+            _stale_gone(worktree / stale)
+    values = {"worktree": str(worktree), "report": _report_word(worktree, tests)}
     finished, output = _run(
         substitute(check.command, values),
         bench=bench,
@@ -214,8 +268,8 @@ def run_check(
     count: int | None = None
     named = tests.runner if tests else None
     test_run = (
-        test_run_of(finished, output, report, named, root=worktree, command=words(check.command))
-        if by_report and report
+        test_run_of(finished, output, tests, named, root=worktree, command=words(check.command))
+        if by_report and tests
         else None
     )
     if check.count is not None and check.count.regex is not None:
@@ -265,20 +319,25 @@ def run_alone(
     worktree = instance.tree
     tests = bench.file.tests
     assert tests is not None
-    report = worktree / tests.report
+    package = worktree  # a workspace's file: by its own package's runner, in its folder
+    if tests.in_packages:
+        package = package_folder((worktree / file).parent, worktree)
+    report = package / tests.report_name
     _stale_gone(report)
     test_check = next(c for c in bench.file.checks if c.name == tests.check)
     safe = file.replace("/", "_")
+    given = str((worktree / file).relative_to(package))
     finished, output = _run(
         substitute(
             tests.alone_command,
-            {"worktree": str(worktree), "report": str(report), "files": [file]},
+            {"worktree": str(worktree), "report": str(report), "files": [given]},
         ),
         bench=bench,
         instance=instance,
         log_path=logs / f"rerun-{attempt}-{safe}.log",
         timeout_s=test_check.timeout,
         confinement=confinement,
+        cwd=package,
     )
     if not finished.not_found and status_of(finished, output)[0] == "missing":
         finished = proc.Finished(
@@ -288,4 +347,9 @@ def run_alone(
             duration_s=finished.duration_s,
         )
     alone = words(tests.alone_command)
-    return test_run_of(finished, output, report, tests.runner, root=worktree, command=alone)
+    run = test_run_of(finished, output, report, tests.runner, root=package, command=alone)
+    inside = package.relative_to(worktree)
+    if not run.cases or not inside.parts:
+        return run
+    cases = tuple(replace(c, file=str(inside / c.file)) if c.file else c for c in run.cases)
+    return replace(run, cases=in_tree(cases, [str(worktree), str(worktree.resolve())]))

@@ -125,13 +125,19 @@ class Instance:
     tree: Path
     source: Path | None = None  # bound from here (read-only, by the sandbox); None: a copy
     writable: tuple[tuple[Path, Path], ...] = ()  # (the pilot's own folder, bound over one)
+    parts: tuple[tuple[Path, Path], ...] = ()  # further folders: (in the cache, in the tree)
 
     @property
     def binds(self) -> tuple[tuple[Path, Path], ...]:
         """What the sandbox binds read-only for this instance: (from, to)."""
         if self.source is None or self.path is None:
             return ()
-        return ((self.source, self.path),)
+        return ((self.source, self.path), *self.parts)
+
+    @property
+    def placed(self) -> tuple[Path, ...]:
+        """Every folder of this instance: its own, and the further ones in the tree."""
+        return () if self.path is None else (self.path, *(to for _, to in self.parts))
 
     def variables(self) -> dict[str, str]:
         """PATH (and VIRTUAL_ENV, PYTHONPATH) for a command that runs in this instance."""
@@ -153,8 +159,11 @@ def instantiate(
     source = kind.source(environment.path)
     bound = bound and environment.recipe.project != "editable"
     asked, where = where, kind.placed(where, tree)
-    if where != asked and (where.exists() or where.is_symlink()):  # in the tree
-        raise EnvironmentFailure(f"{where} exists already: the environment's goes there")
+    within = kind.within(environment.recipe, environment.path)
+    parts = tuple((environment.path / folder, tree / folder) for folder in within)
+    for place in [where, *(to for _, to in parts)] if where != asked else []:  # in the tree
+        if place.exists() or place.is_symlink():
+            raise EnvironmentFailure(f"{place} exists already: the environment's goes there")
     shutil.rmtree(where, ignore_errors=True)  # a copy a killed run left: never copy into it
     try:
         if bound:
@@ -162,15 +171,22 @@ def instantiate(
         with locked(environment.path):  # not while a drop or a prune removes it
             if not (environment.path / META).exists():
                 raise OSError(f"the cached environment {environment.path.name} was removed")
-            if bound:
-                where.mkdir(parents=True)  # where bubblewrap binds it
-                writable = _own_folders(source, where, kind.writable)
-            else:
-                capture(["cp", "-al", str(source), str(where)])  # hard links, same fs
+            writable: tuple[tuple[Path, Path], ...] = ()
+            for origin, place in ((source, where), *parts):
+                if bound:
+                    place.mkdir(parents=True)  # where bubblewrap binds it
+                    writable += _own_folders(origin, place, kind.writable, tree)
+                else:
+                    capture(["cp", "-al", str(origin), str(place)])  # hard links, same fs
             (environment.path / LAST_USED).touch()
         if bound:
             return Instance(
-                environment=environment, path=where, tree=tree, source=source, writable=writable
+                environment=environment,
+                path=where,
+                tree=tree,
+                source=source,
+                writable=writable,
+                parts=parts,
             )
         if environment.recipe.project == "editable":
             python = str(where / "bin" / "python")
@@ -179,23 +195,27 @@ def instantiate(
                 handle.write(output)
     except BaseException as exc:
         release(where)
-        shutil.rmtree(where, ignore_errors=True)
+        for place in (where, *(to for _, to in parts)):
+            shutil.rmtree(place, ignore_errors=True)
         if not isinstance(exc, ProcError | OSError):
             raise  # an interrupt: nothing held, nothing left
         with log.open("a") as handle:
             handle.write(f"{exc}\n{getattr(exc, 'stderr', '')}\n")
         raise EnvironmentFailure(f"the environment could not be set up: {exc}") from None
-    return Instance(environment=environment, path=where, tree=tree)
+    return Instance(environment=environment, path=where, tree=tree, parts=parts)
 
 
 def _own_folders(
-    source: Path, where: Path, names: tuple[str, ...]
+    source: Path, where: Path, names: tuple[str, ...], tree: Path
 ) -> tuple[tuple[Path, Path], ...]:
     """The folders of a bound environment its tools write into, each the instance's
     own: an empty folder beside its tree, bound writable over the read-only one
     (whose mount point, an empty folder, the cached environment gets once: a folder,
     which no manifest counts)."""
-    own = where.parent.with_name(f"{where.parent.name}.{where.name}")  # beside the tree
+    if not names:
+        return ()
+    inside = where.relative_to(tree) if where.is_relative_to(tree) else Path(where.name)
+    own = tree.with_name(f"{tree.name}.own") / inside  # beside the tree
     found = []
     for name in names:
         (source / name).mkdir(exist_ok=True)
@@ -265,9 +285,10 @@ def remove(instance: Instance | None, *, read_only: bool = False) -> None:
     if instance is None or instance.path is None:
         return
     release(instance.path)
-    discard(instance.path)
-    for own, _ in instance.writable:
-        shutil.rmtree(own, ignore_errors=True)
+    for place in instance.placed:
+        discard(place)
+    if instance.writable:
+        shutil.rmtree(instance.tree.with_name(f"{instance.tree.name}.own"), ignore_errors=True)
     if read_only or instance.source is not None:  # bubblewrap bound it read-only
         return
     cached_path = instance.environment.path

@@ -23,7 +23,8 @@ from benchkit.workspace.commands import caller_path
 from benchkit.workspace.proc import capture
 
 LOCKS = {"npm": "package-lock.json", "pnpm": "pnpm-lock.yaml", "yarn": "yarn.lock"}
-SETTINGS = (".npmrc", ".yarnrc.yml", ".yarnrc")  # what the managers read: in the key
+# what the managers read, in the key: their settings, and pnpm's list of packages
+SETTINGS = (".npmrc", ".yarnrc.yml", ".yarnrc", "pnpm-workspace.yaml")
 TOOL_S = 600.0  # npm installing a manager from the registry
 
 
@@ -88,12 +89,22 @@ def tool_spec(manager: str, files: dict[str, str]) -> str:
     return f"{manager}@{version}"
 
 
+def _folder(spec: str) -> Path:
+    return cache_dir() / "managers" / re.sub(r"[^A-Za-z0-9.@_-]+", "-", spec)
+
+
+def tool_bin(manager: str, spec: str) -> Path | None:
+    """The folder of the manager's program in benchkit's cache, for the checks' PATH
+    (`pnpm -r run test`, `yarn workspaces foreach`); None for npm, the machine's."""
+    return None if manager == "npm" else _folder(spec) / "node_modules" / ".bin"
+
+
 def tool(manager: str, spec: str) -> Path:
     """The manager's program: npm's own, or the package installed from the registry
     into benchkit's cache, once per spec. Raises `ProcError` (npm's failure)."""
     if manager == "npm":
         return Path(shutil.which("npm", path=npm_env()["PATH"]) or "npm")
-    folder = cache_dir() / "managers" / re.sub(r"[^A-Za-z0-9.@_-]+", "-", spec)
+    folder = _folder(spec)
     program = folder / "node_modules" / ".bin" / manager
     with locked(folder):
         if not program.exists():

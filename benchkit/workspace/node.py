@@ -23,7 +23,8 @@ from typing import ClassVar
 
 from benchkit.bench.bench_file import Bench
 from benchkit.errors import BenchError
-from benchkit.workspace.git import file_text
+from benchkit.workspace.commands import caller_path
+from benchkit.workspace.git import file_text, files_of
 from benchkit.workspace.managers import (
     LOCKS,
     SETTINGS,
@@ -31,7 +32,14 @@ from benchkit.workspace.managers import (
     manager_env,
     manager_of,
     tool,
+    tool_bin,
     tool_spec,
+)
+from benchkit.workspace.monorepo import (
+    PACKAGE,
+    WorkspaceError,
+    package_folders,
+    package_globs,
 )
 from benchkit.workspace.proc import ProcError, capture
 from benchkit.workspace.recipe import (
@@ -117,6 +125,7 @@ class Node(Backend):
             raise BenchError(
                 bench.path, "environment", "no file package.json in the repository at base"
             )
+        files |= _packages(bench, repo, files)
         manager = manager_of(files, bench.file.environment.manager)
         if manager is None:
             locks = ", ".join(LOCKS.values())
@@ -166,11 +175,13 @@ class Node(Backend):
             install = install_command(manager, tool(manager, spec), files)
             node.mkdir()
             for path, text in recipe.files:
+                (node / path).parent.mkdir(parents=True, exist_ok=True)
                 (node / path).write_text(text)
             lines.append(capture(install, cwd=node, env=manager_env(manager), timeout_s=1800))
             (node / NODE_MODULES).mkdir(exist_ok=True)  # a package without dependencies
             packages = _installed(node)
-            read_only(node / NODE_MODULES)
+            for folder in (NODE_MODULES, *self.within(recipe, node)):
+                read_only(node / folder)
             meta = write_meta(recipe, node, packages, started)
             os.replace(node, final)
         except (ProcError, OSError) as exc:
@@ -195,3 +206,38 @@ class Node(Backend):
 
     def placed(self, where: Path, tree: Path) -> Path:
         return tree / NODE_MODULES  # the tree's own, wherever asked
+
+    def variables(self, recipe: Recipe, instance: Path | None, tree: Path) -> dict[str, str]:
+        """PATH: the instance's `.bin`, then the manager's own program (pnpm, yarn: a
+        check may run `pnpm -r run test`), then the caller's."""
+        manager, spec = recipe.builder.split(" ", 1)[0], recipe.builder.split("; ")[1]
+        folder = tool_bin(manager, spec)
+        path = [str(instance / self.bin)] if instance is not None else []
+        path += [str(folder)] if folder is not None else []
+        return {"PATH": os.pathsep.join([*path, *caller_path()])}
+
+    def within(self, recipe: Recipe, built: Path) -> tuple[str, ...]:
+        """Each workspace package's own `node_modules`, where the install made one."""
+        packages = [str(Path(p).parent) for p, _ in recipe.files if Path(p).name == PACKAGE]
+        return tuple(
+            f"{folder}/{NODE_MODULES}"
+            for folder in sorted(packages)
+            if folder != "." and (built / folder / NODE_MODULES).is_dir()
+        )
+
+
+def _packages(bench: Bench, repo: Repository, files: dict[str, str]) -> dict[str, str]:
+    """The package.json of each workspace package at base (none: not a workspace)."""
+    try:
+        globs = package_globs(files)
+    except WorkspaceError as exc:
+        raise BenchError(bench.path, "environment", f"the repository's {exc}") from None
+    if not globs:
+        return {}
+    folders = package_folders(globs, files_of(repo.mirror, repo.base_sha))
+    found = {}
+    for folder in folders:
+        text = file_text(repo.mirror, repo.base_sha, f"{folder}/{PACKAGE}")
+        if text is not None:
+            found[f"{folder}/{PACKAGE}"] = text
+    return found

@@ -172,7 +172,7 @@ def run(
         if sandbox is not None:
             if sandbox.tells_pid():
                 status = _status_pipe(files)
-            argv = sandbox.command(argv, status_fd=status[1] if status else None)
+            argv = sandbox.command(argv, status_fd=status[1] if status else None, cwd=cwd)
         started = time.monotonic()
         proc: subprocess.Popen[bytes] | None = None
         pumps: list[threading.Thread] = []

@@ -109,6 +109,11 @@ class Backend(ABC):
         """Where a tree's instance goes, asked for at `where`."""
         return where
 
+    def within(self, recipe: Recipe, built: Path) -> tuple[str, ...]:
+        """Further folders of a built environment that go to the same place in a
+        tree, beside its instance (a Node workspace's packages' `node_modules`)."""
+        return ()
+
     def variables(self, recipe: Recipe, instance: Path | None, tree: Path) -> dict[str, str]:
         """PATH (and VIRTUAL_ENV, PYTHONPATH) for a command run in an instance at
         `instance` (None: no instance) for `tree`."""

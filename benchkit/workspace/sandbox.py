@@ -142,8 +142,10 @@ class Sandbox:
         line `{"child-pid": N}`, on the `status_fd` it is given."""
         return False
 
-    def command(self, argv: Sequence[str], *, status_fd: int | None = None) -> list[str]:
-        """The command as it is run in the sandbox."""
+    def command(
+        self, argv: Sequence[str], *, status_fd: int | None = None, cwd: Path | None = None
+    ) -> list[str]:
+        """The command as it is run in the sandbox, in `cwd` (its tree when None)."""
         return list(argv)
 
     def with_network(self, on: bool) -> Sandbox:
@@ -208,9 +210,11 @@ class Bubblewrap(Sandbox):
     def tells_pid(self) -> bool:
         return bwrap_reports()
 
-    def command(self, argv: Sequence[str], *, status_fd: int | None = None) -> list[str]:
-        """The command in bubblewrap, which writes its sandbox's pid 1 and the command's
-        exit on `status_fd`, as JSON lines, when given."""
+    def command(
+        self, argv: Sequence[str], *, status_fd: int | None = None, cwd: Path | None = None
+    ) -> list[str]:
+        """The command in bubblewrap, in `cwd` (its tree when None), which writes its
+        sandbox's pid 1 and the command's exit on `status_fd`, as JSON lines, when given."""
         args = [bwrap() or "bwrap", *_PROBE, "--unshare-ipc", "--die-with-parent"]
         if status_fd is not None:
             args += ["--json-status-fd", str(status_fd)]
@@ -222,7 +226,7 @@ class Bubblewrap(Sandbox):
             args += ["--ro-bind", str(source), str(target)]
         for source, target in self.writable:  # after the environment: they are in it
             args += ["--bind", str(source), str(target)]
-        return [*args, "--chdir", str(self.tree), "--", *argv]
+        return [*args, "--chdir", str(cwd or self.tree), "--", *argv]
 
 
 SANDBOXES: dict[str, type[Sandbox]] = {"none": Unconfined, "bwrap": Bubblewrap}

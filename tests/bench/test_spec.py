@@ -88,6 +88,12 @@ def test_a_good_file_loads(tmp_path: Path) -> None:
             "(file)",
             "tests.check names no check",
         ),
+        (
+            GOOD + "[tests]\nreport = 'packages/*/junit-*.xml'\nrunner = 'vitest'\n",
+            "tests.report",
+            "a glob names the packages' folders, then the report's path in each",
+        ),
+        (GOOD + "[tests]\nreport = '../r.xml'\nrunner = 'vitest'\n", "tests.report", "inside"),
     ],
 )
 def test_bad_files_name_the_field(tmp_path: Path, text: str, field: str, message: str) -> None:

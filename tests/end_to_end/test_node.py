@@ -234,20 +234,21 @@ def test_a_vitest_config_gates_under_the_sandbox_and_leaves_the_cache_as_it_was(
         for e in (Path(os.environ["BENCHKIT_CACHE"]) / "envs").iterdir()
         if e.name.startswith("node-") and e.is_dir()
     ]
-    before = _digest(env / "node" / "node_modules")
+    before = _digest(env / "node_modules")
     [run] = benchkit.pilot(
         "demo-node", arm=f"replay:{patch}", store=tmp_path / "store", sandbox="bwrap"
     )
     assert run.sandbox == "bwrap"
     assert run.gate is not None and run.gate.verdict == "pass", run.gate
     assert run.gate.preexisting_files == ("test/dates.test.ts",)
-    assert _digest(env / "node" / "node_modules") == before
+    assert _digest(env / "node_modules") == before
 
 
 def _digest(tree: Path) -> str:
-    """Every path (folders too) and file content of a tree."""
+    """Every path (folders too) and file content of a tree (one that holds vitest)."""
     import hashlib
 
+    assert (tree / "vitest" / "package.json").is_file(), f"{tree}: not a node_modules"
     digest = hashlib.sha256()
     for root, dirs, files in os.walk(tree):
         dirs.sort()
@@ -328,3 +329,74 @@ def test_an_install_the_registry_refuses_names_what_it_refused(
         in detail
     )
     assert "A complete log" not in (run.failure_detail or "")
+
+
+WORKSPACE = ROOT / "tests" / "fixtures" / "node-workspace"
+
+
+def test_a_pnpm_workspace_installs_once_at_its_root_and_merges_its_packages_reports(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two packages (calc, and cart that depends on it by `workspace:*`), tested at the
+    root by `pnpm -r run test`, each writing its own report: merged, each test named
+    from the root; cart's flaky file rerun alone by vitest in cart's folder; cart's
+    vitest.config.mjs loads (vite writes into cart's own node_modules); the cached
+    node_modules, the root's and each package's, as built after every pilot. The same
+    figures in bubblewrap (where it is) and without a sandbox (hard-linked copies)."""
+    monkeypatch.setenv("BENCHKIT_CACHE", str(a_cache(tmp_path_factory, None)))
+    agent = f"replay:{WORKSPACE / 'patches' / 'agent.patch'}"
+    sandbox = "none" if shutil.which("bwrap") is None else "bwrap"
+    first = benchkit.pilot(
+        str(WORKSPACE), arm=["human", "noop", agent], store=tmp_path / "s", sandbox=sandbox
+    )
+    [env] = [e for e in (Path(os.environ["BENCHKIT_CACHE"]) / "envs").iterdir() if e.is_dir()]
+    assert sorted(str(p.relative_to(env)) for p in env.glob("packages/*/node_modules")) == [
+        "packages/calc/node_modules",
+        "packages/cart/node_modules",
+    ]
+    built = _digest_env(env)
+    [copied] = benchkit.pilot(str(WORKSPACE), arm=agent, store=tmp_path / "c", sandbox="none")
+    assert _digest_env(env) == built
+    human, noop, bound = first
+    assert {r.sandbox for r in first} == {sandbox}
+    assert [r.status for r in (*first, copied)] == ["ok"] * 4
+    assert [r.gate.verdict for r in (human, noop) if r.gate] == ["pass", "pass"]
+    for run in (bound, copied):
+        gate = run.gate
+        assert gate is not None and gate.verdict == "fail", gate
+        assert gate.flaky_files == ("packages/cart/test/clock.test.js",)
+        assert gate.regression_files == ("packages/cart/test/cart.test.js",)
+        assert gate.regressions == 1
+        assert gate.new_failing_files == ("packages/calc/test/round.test.js",)
+        after = {(t.case.file, t.case.name) for t in run.tests if t.phase == "after"}
+        assert ("packages/calc/test/calc.test.js", "calc > adds") in after  # both reports
+        assert ("packages/cart/test/cart.test.js", "cart > counts its items") in after
+        reruns = {(t.case.file, t.case.outcome) for t in run.tests if t.phase == "rerun"}
+        assert ("packages/cart/test/clock.test.js", "passed") in reruns  # cart's own vitest
+        assert ("packages/cart/test/cart.test.js", "failed") in reruns
+        assert (run.sites_total, run.sites_covered, run.sites_unrelated) == (3, 3, 1)
+    assert (human.sites_covered, noop.sites_covered) == (3, 0)
+    environment_s = [r.phases["environment"] for r in first]
+    assert max(environment_s[1:]) < 0.25 * environment_s[0], environment_s  # installed once
+    log = (Path(human.artifacts) / "logs" / "environment.log").read_text()
+    assert ": pnpm install with pnpm 9." in log
+
+
+def _digest_env(env: Path) -> str:
+    """Every path (folders too), link and file content of a cached environment, but
+    its last-used stamp."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for root, dirs, files in os.walk(env):
+        dirs.sort()
+        for name in sorted(dirs + files):
+            path = Path(root) / name
+            if name == ".last-used":
+                continue
+            digest.update(str(path.relative_to(env)).encode())
+            if path.is_symlink():
+                digest.update(os.readlink(path).encode())
+            elif path.is_file():
+                digest.update(path.read_bytes())
+    return digest.hexdigest()

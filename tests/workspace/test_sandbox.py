@@ -25,8 +25,10 @@ class Recording(Sandbox):
 
     kind: ClassVar[str] = "recording"
 
-    def command(self, argv: Sequence[str], *, status_fd: int | None = None) -> list[str]:
-        COMMANDS.append([*argv, f"cwd={self.tree.name}"])
+    def command(
+        self, argv: Sequence[str], *, status_fd: int | None = None, cwd: Path | None = None
+    ) -> list[str]:
+        COMMANDS.append([*argv, f"cwd={(cwd or self.tree).name}"])
         return list(argv)
 
 
