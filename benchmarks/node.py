@@ -10,10 +10,11 @@ pilot's environment stage beside its wall time. Target: a later pilot spends und
     .venv/bin/python benchmarks/node.py [--pilots 3] [--sandbox auto]
 
 With `--managers`, the same for a tiny package locked by each manager (npm, pnpm,
-yarn classic, yarn berry: tests/fixtures/node-managers), side by side: the first
-build (the manager itself from the registry, then its install), and each later
-pilot's environment stage: its `node_modules` bound with the pilot's own writable
-folders in bubblewrap, or copied without.
+yarn classic, yarn berry: tests/fixtures/node-managers), and for a pnpm workspace of
+two packages (tests/fixtures/node-workspace: the root's node_modules and each
+package's), side by side: the first build (the manager itself from the registry,
+then its install), and each later pilot's environment stage: its `node_modules`
+bound with the pilot's own writable folders in bubblewrap, or copied without.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ def main() -> None:
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "node-managers"
 BENCH = (FIXTURES / "bench.toml.in").read_text()  # {name}, {repo}
+WORKSPACE = FIXTURES.parent / "node-workspace"  # two packages, vitest in each
 
 
 def _repo(name: str, where: Path) -> Path:
@@ -96,10 +98,12 @@ def managers(pilots: int, sandbox: str) -> None:
         from benchkit.store.store import Store
 
         rows = []
-        for name in ("npm", "pnpm", "yarn", "yarn-berry"):
-            bench = Path(scratch) / name / "bench.toml"
-            bench.parent.mkdir()
-            bench.write_text(BENCH.format(name=name, repo=_repo(name, Path(scratch))))
+        for name in ("npm", "pnpm", "yarn", "yarn-berry", "pnpm-workspace"):
+            bench = WORKSPACE / "bench.toml"
+            if name != "pnpm-workspace":
+                bench = Path(scratch) / name / "bench.toml"
+                bench.parent.mkdir()
+                bench.write_text(BENCH.format(name=name, repo=_repo(name, Path(scratch))))
             started = time.monotonic()
             planned = plan(pilot_specs(str(bench), ["noop"], trials=pilots), sandbox=sandbox)
             planning = time.monotonic() - started  # the manager itself, from the registry
@@ -109,13 +113,13 @@ def managers(pilots: int, sandbox: str) -> None:
             ]
             rows.append((name, planning, stages[0], stages[1:], planned[0].sandbox))
     print(
-        f"{'manager':<12}{'planning s':>11}{'first build s':>15}{'later max s':>13}"
+        f"{'manager':<16}{'planning s':>11}{'first build s':>15}{'later max s':>13}"
         f"{'later/first':>13}   sandbox"
     )
     for name, planning, first, later, box in rows:
         most = max(later) if later else float("nan")
         print(
-            f"{name:<12}{planning:>11.2f}{first:>15.3f}{most:>13.3f}{most / first:>13.1%}   {box}"
+            f"{name:<16}{planning:>11.2f}{first:>15.3f}{most:>13.3f}{most / first:>13.1%}   {box}"
         )
     print(
         "\nplanning: reading the recipe, the manager installed from the registry on first "
