@@ -59,15 +59,22 @@ def count_from_output(regex: str, output: str, status: CheckStatus) -> int | Non
 
 
 def read_report(
-    report: Path, runner: Runner | None, root: Path | None = None, log: str = ""
+    report: Path,
+    runner: Runner | None,
+    root: Path | None = None,
+    log: str = "",
+    *,
+    tree: Path | None = None,
 ) -> tuple[tuple[CaseResult, ...] | None, str | None]:
     """The cases of a test report (JUnit, or the runner's own JSON, its paths relative
     to `root`; test ids by the runner's rule), and what is wrong with it: a report that
     is missing, empty or unreadable has no cases; one that names no test has zero. A
     file the runner's `log` says failed to load, and the report leaves out, is added as
     an `error` case. Pilots, `ab` and `probe` all read reports here. What is wrong
-    names the report by its path in `root`."""
-    name = _named(report, root)
+    names the report by its path in the `tree` (by default `root`); with a `tree` of
+    which `root` is a package's folder, each file is named from the tree too."""
+    tree = tree or root
+    name = _named(report, tree)
     if not report.exists():
         return None, f"{name} not written"
     if report.is_dir():
@@ -81,7 +88,12 @@ def read_report(
         return (), f"{name} names no test"
     found = tuple(cases)
     found = runner.with_unloaded(found, log) if runner else found
-    return (in_tree(found, [str(root), str(root.resolve())]) if root else found), None
+    if root is None or tree is None:
+        return found, None
+    inside = root.relative_to(tree)
+    if inside.parts:
+        found = tuple(replace(c, file=str(inside / c.file)) if c.file else c for c in found)
+    return in_tree(found, [str(tree), str(tree.resolve())]), None
 
 
 def read_reports(
@@ -98,18 +110,14 @@ def read_reports(
     if not found:
         return None, f"{tests.report}: no report written"
     merged: list[CaseResult] = []
-    for report in found:
-        package = package_folder(report.parent, tree)
-        cases, problem = read_report(report, runner, package)  # a log of every package
-        if cases is None:  # named from the tree, not its package
-            return None, (problem or "").replace(_named(report, package), _named(report, tree), 1)
-        inside = package.relative_to(tree)
-        merged += [
-            replace(c, file=str(inside / c.file)) if c.file and inside.parts else c for c in cases
-        ]
+    for report in found:  # the log is every package's: not read for files left out
+        cases, problem = read_report(report, runner, package_folder(report.parent, tree), tree=tree)
+        if cases is None:
+            return None, problem
+        merged += cases
     if not merged:
         return (), f"{tests.report} names no test"
-    return in_tree(merged, [str(tree), str(tree.resolve())]), None
+    return tuple(merged), None
 
 
 def package_folder(folder: Path, tree: Path) -> Path:
@@ -199,17 +207,19 @@ def test_run_of(
     *,
     root: Path,
     command: Sequence[str] = (),
+    tree: Path | None = None,
 ) -> TestRun:
     """What the gate needs of a test command that finished in `root`: its report's
     cases (the bench's, or a report file's), read by its runner (the one named, else
     the one whose summary the output holds, else the one the command's words name),
     that runner's own closing summary, and, when no test is left to judge, what it
-    said went wrong."""
+    said went wrong. With a `tree` (`root` a package's folder in it), files are named
+    from the tree."""
     runner = runner_of(named, output, command)
     found: tuple[tuple[CaseResult, ...] | None, str | None] = (None, None)
     if not finished.not_found:
         found = (
-            read_report(tests, runner, root, output)
+            read_report(tests, runner, root, output, tree=tree)
             if isinstance(tests, Path)
             else read_reports(root, tests, runner, output)
         )
@@ -347,9 +357,6 @@ def run_alone(
             duration_s=finished.duration_s,
         )
     alone = words(tests.alone_command)
-    run = test_run_of(finished, output, report, tests.runner, root=package, command=alone)
-    inside = package.relative_to(worktree)
-    if not run.cases or not inside.parts:
-        return run
-    cases = tuple(replace(c, file=str(inside / c.file)) if c.file else c for c in run.cases)
-    return replace(run, cases=in_tree(cases, [str(worktree), str(worktree.resolve())]))
+    return test_run_of(
+        finished, output, report, tests.runner, root=package, command=alone, tree=worktree
+    )

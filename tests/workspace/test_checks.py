@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from benchkit.bench import bench_file
 from benchkit.gate.junit import parse_report
+from benchkit.gate.runners import RUNNERS
 from benchkit.workspace import proc
-from benchkit.workspace.checks import count_from_output, status_of
+from benchkit.workspace.checks import count_from_output, read_reports, status_of
 from benchkit.workspace.commands import substitute
 from benchkit.workspace.sandbox import Bubblewrap
 from tests.helpers import needs_bwrap
@@ -191,3 +193,48 @@ def test_pytest_reports_map_to_files(tmp_path: Path) -> None:
             ("test_later", "skipped"),
             ("test_ok", "passed"),
         ]
+
+
+VITEST_JUNIT = """<?xml version="1.0" encoding="UTF-8" ?>
+<testsuites name="vitest tests" tests="2" failures="1" errors="0" time="0.01">
+  <testsuite name="test/a.test.js" tests="2" failures="1" errors="0" skipped="0" time="0.01">
+    <testcase classname="test/a.test.js" name="a &gt; adds" time="0.001"></testcase>
+    <testcase classname="test/a.test.js" name="a &gt; fails" time="0.001">
+      <failure message="2 is not 1 in {tree}/packages/{p}/src/a.js" type="Error">x</failure>
+    </testcase>
+  </testsuite>
+</testsuites>
+"""
+
+
+def test_a_workspace_s_reports_are_merged_each_file_named_from_the_tree(tmp_path: Path) -> None:
+    """One report per package (a glob): each read with its files from its package's
+    folder, named from the tree, messages too; an unreadable one names itself from the
+    tree; none at all names the glob."""
+    tests = bench_file.Tests(report="packages/*/.bench/junit.xml", runner="vitest")
+    vitest = RUNNERS["vitest"]
+    assert read_reports(tmp_path, tests, vitest) == (
+        None,
+        "packages/*/.bench/junit.xml: no report written",
+    )
+    for name in ("calc", "cart"):
+        (tmp_path / "packages" / name / ".bench").mkdir(parents=True)
+        (tmp_path / "packages" / name / "package.json").write_text("{}")
+        report = tmp_path / "packages" / name / ".bench" / "junit.xml"
+        report.write_text(VITEST_JUNIT.format(tree=tmp_path, p=name))
+    cases, problem = read_reports(tmp_path, tests, vitest)
+    assert problem is None and cases is not None
+    assert [(c.file, c.name, c.outcome) for c in cases] == [
+        ("packages/calc/test/a.test.js", "a > adds", "passed"),
+        ("packages/calc/test/a.test.js", "a > fails", "failed"),
+        ("packages/cart/test/a.test.js", "a > adds", "passed"),
+        ("packages/cart/test/a.test.js", "a > fails", "failed"),
+    ]
+    assert [c.message for c in cases if c.message] == [
+        "2 is not 1 in packages/calc/src/a.js",
+        "2 is not 1 in packages/cart/src/a.js",
+    ]
+    (tmp_path / "packages" / "cart" / ".bench" / "junit.xml").write_text("<testsuites><oops")
+    cases, problem = read_reports(tmp_path, tests, vitest)
+    assert cases is None and problem is not None
+    assert problem.startswith("packages/cart/.bench/junit.xml: "), problem
