@@ -205,8 +205,9 @@ def gate_findings(row: Mapping[str, Any]) -> str:
         if x["file"] in (row.get("regression_files") or [])
     ]
     regression = _files("regression", row.get("regression_files"))
+    more = (row.get("regressions") or 0) - len(failures)
     if regression and failures:
-        regression += f" ({', '.join(failures)})"
+        regression += f" ({', '.join(failures)}{f', and {more} more' if more > 0 else ''})"
     parts = [
         _files("preexisting", row.get("preexisting_files")),
         _files("flaky", flaky),

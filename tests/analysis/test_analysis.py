@@ -838,3 +838,21 @@ def test_the_flaky_rate_counts_runs_with_a_flaky_file_whatever_the_verdict() -> 
     )
     (row,) = compare(unjudged, metrics=["flaky"]).frame.to_dicts()
     assert row["flaky_mean"] is None  # the tests never ran: no rate, not 0
+
+
+def test_a_long_regression_list_says_how_many_it_leaves_out() -> None:
+    # seen on a real workspace (clack): 20 tests regressed, the line named the first 5
+    # and nothing more, as if 5 had regressed
+    first = [{"file": "t/log.test.ts", "test": f"log > case {n}", "message": ""} for n in range(5)]
+    row = {
+        "test_verdict": "fail",
+        "regression_files": ["t/log.test.ts", "t/task.test.ts"],
+        "regressions": 20,
+        "first_failures": first,
+        "test_reasons": "regression in t/log.test.ts, t/task.test.ts",
+    }
+    said = gate_findings(row)
+    assert said.startswith("regression t/log.test.ts, t/task.test.ts (log > case 0, "), said
+    assert said.endswith("log > case 4, and 15 more)"), said
+    row["regressions"] = 5
+    assert gate_findings(row).endswith("log > case 4)")
