@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
@@ -61,17 +62,51 @@ def check_address(address: str | None) -> None:
         raise UsageError(address or "", "--ray-address", f"no Ray cluster answers there ({why})")
 
 
+START_ATTEMPTS = 3
+"""How many times a local cluster is started before benchkit gives up: Ray's raylet
+waits 15 s for its agents' ports and aborts past that, which a loaded machine with a
+cold page cache can miss (seen: the agent's imports took 16 s beside a test suite);
+the next start finds the imports cached."""
+
+
 def start_local(cpus: int) -> None:
     """A local Ray cluster of `cpus` CPUs for this process. Its workers run at the
     priority benchkit runs at: pilots are the work, not background jobs (Ray's
-    default is niceness 15, which left them a third slower beside Ray's own daemons)."""
-    _ray().init(
-        num_cpus=cpus,
-        object_store_memory=LOCAL_OBJECT_STORE,
-        include_dashboard=False,
-        logging_level=logging.WARNING,
-        _system_config={"worker_niceness": 0},
-    )
+    default is niceness 15, which left them a third slower beside Ray's own daemons).
+    A start that fails is tried again (`START_ATTEMPTS`), one that cannot succeed (a
+    file system's refusal) is not; the last failure is one line."""
+    ray = _ray()
+    for attempt in range(1, START_ATTEMPTS + 1):
+        try:
+            ray.init(
+                num_cpus=cpus,
+                object_store_memory=LOCAL_OBJECT_STORE,
+                include_dashboard=False,
+                logging_level=logging.WARNING,
+                _system_config={"worker_niceness": 0},
+            )
+            return
+        except Exception as exc:  # Ray raises a bare Exception when its node times out
+            with contextlib.suppress(Exception):
+                ray.shutdown()
+            # the failed start's daemons die with their pipes; Python's word on each of
+            # them, when their handles are collected, would read as benchkit's own
+            warnings.filterwarnings("ignore", r"subprocess \d+ is still running", ResourceWarning)
+            if isinstance(exc, OSError) or attempt == START_ATTEMPTS:
+                raise UsageError(
+                    "--launcher ray",
+                    "",
+                    f"the local Ray cluster did not start ({_first_line(exc)}); "
+                    "--launcher processes runs the same pilots",
+                ) from None
+
+
+def _first_line(exc: Exception) -> str:
+    """An exception in one line: an OS error's reason and file, else its first line."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror + (f": '{exc.filename}'" if exc.filename else "")
+    said = str(exc).strip().splitlines()
+    return said[0] if said else type(exc).__name__
 
 
 def _pilot_task(

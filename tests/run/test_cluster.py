@@ -51,15 +51,17 @@ def test_a_sigkilled_benchkit_on_a_local_ray_cluster_leaves_no_worker_and_no_arm
     argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
     argv += ["--arm", str(arm), "--trials", "2", "--launcher", "ray", "--jobs", "2"]
     argv += ["--sandbox", "bwrap", "--quiet", "--store", str(store)]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    said = tmp_path / "stderr"
+    with said.open("wb") as err:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
     cluster: dict[int, int | None] = {}  # Ray's own daemons too, by pid and start
     try:
         deadline = time.monotonic() + 240
         tasks: list[int] = []
-        while len(tasks) < 2 and time.monotonic() < deadline:  # both arms at work
-            time.sleep(0.2)
+        while len(tasks) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)  # both arms at work
             tasks = [p for p in _descendants(proc.pid) if _at_work(p, token)]
-        assert len(tasks) == 2, "each pilot a Ray task, its arm running, in the local cluster"
+        assert len(tasks) == 2, f"each pilot a Ray task, its arm at work:\n{said.read_text()}"
         cluster = {p: process_start(p) for p in _descendants(proc.pid)}
         proc.kill()
         proc.wait()
@@ -71,13 +73,13 @@ def test_a_sigkilled_benchkit_on_a_local_ray_cluster_leaves_no_worker_and_no_arm
             warnings.simplefilter("always")
             benchkit.recover(store)  # the next benchkit judges them: their worker is gone
         runs = benchkit.runs(store)
-        said = runs.select("status", "failure_kind", "failure_detail").to_dicts()
+        seen = runs.select("status", "failure_kind", "failure_detail").to_dicts()
         # a worker told in time that its cluster is gone records its run interrupted
         # (seen: both did, and recover had nothing left to judge); the others crashed
-        assert set(runs["status"]) <= {"crashed", "interrupted"}, said
+        assert set(runs["status"]) <= {"crashed", "interrupted"}, seen
         judged = [w for w in caught if issubclass(w.category, RecoveryWarning)]
         crashed = int((runs["status"] == "crashed").sum())
-        assert bool(crashed) == any("now crashed" in str(w.message) for w in judged), said
+        assert bool(crashed) == any("now crashed" in str(w.message) for w in judged), seen
     finally:
         # Ray's dashboard and runtime-env agents notice their cluster is gone only after
         # a minute of polling, at a share of a core: not left to slow the tests after
@@ -190,3 +192,24 @@ def test_a_ray_address_nothing_answers_at_is_one_line_before_anything_is_written
     )
     assert time.monotonic() - started < 30
     assert not (tmp_path / "store").exists()
+
+
+def test_a_local_cluster_that_cannot_start_is_one_line_and_nothing_is_recorded(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """Ray's own failure to start (here its temporary folder is a file) reaches the
+    user as one line, not Ray's traceback; a start that timed out (its raylet waits 15 s
+    for its agents, which a loaded machine can miss) is tried again first."""
+    (tmp_path / "a-file").write_text("")
+    argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
+    argv += ["--arm", "noop", "--launcher", "ray", "--jobs", "2", "--quiet"]
+    argv += ["--sandbox", "none", "--store", str(tmp_path / "store")]
+    env = {**os.environ, "RAY_TMPDIR": str(tmp_path / "a-file")}
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr  # Ray may log a notice of its own before
+    assert done.stderr.strip().splitlines()[-1] == (
+        "benchkit: --launcher ray: the local Ray cluster did not start (Not a directory: "
+        f"'{tmp_path / 'a-file' / 'ray'}'); --launcher processes runs the same pilots"
+    )
+    assert benchkit.runs(tmp_path / "store").height == 0
