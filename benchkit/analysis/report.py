@@ -24,9 +24,10 @@ from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
 from benchkit.analysis.compare import compare, comparison_cells
-from benchkit.analysis.pilot_table import arm_cell, check_cell, cost_cell, gate_cell, wall_cell
+from benchkit.analysis.pilot_table import arm_cell, check_cell, cost_cell, gate_cell
 from benchkit.analysis.plots import PLOTS, default_by, plot
-from benchkit.analysis.text import cells, columns, covered_by
+from benchkit.analysis.reading import Shown, shown
+from benchkit.analysis.text import cells, columns, covered_by, money
 from benchkit.errors import UsageError
 from benchkit.store.query import runs as stored_runs
 from benchkit.store.query import table
@@ -125,6 +126,23 @@ def sites_beside(
             )
         )
     return shown
+
+
+def other_hunks(sites: Sequence[Mapping[str, Any]], arm: str | None) -> list[tuple[str, str]]:
+    """The arm's hunks that touch no site of the human reference (its unrelated changes,
+    and its edits of files the sites leave out, such as tests): file and text. Pure."""
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for row in sites:
+        first = int(row["start"] or 0)
+        spans.setdefault(str(row["file"]), []).append(
+            (first, first + max(int(row["length"] or 0), 1) - 1)
+        )
+    return [
+        (path, text)
+        for path, found in hunks(arm or "").items()
+        for a, b, text in found
+        if not any(x <= b and a <= y for x, y in spans.get(path, []))
+    ]
 
 
 def _environment() -> Environment:
@@ -287,7 +305,7 @@ def _run_page(
             c["check"],
             check_cell(c["status"], c["count"], c["check"]),
             _text(c["exit_code"]),
-            wall_cell(c["duration_s"]),
+            shown("duration_s", c["duration_s"]).text,
             _text(c["note"]),
         ]
         for c in mine
@@ -306,22 +324,24 @@ def _run_page(
     own_sites = sites.filter(pl.col("run_id") == run_id).to_dicts() if sites.height else []
     artifacts = folder.artifacts(run_id)
     marker = f" ({row['origin']})" if row.get("origin") in ("simulated", "imported") else ""
+    agent = _read(artifacts / "agent.patch")
     return {
         "title": run_id,
         "run_id": run_id,
         "headline": f"{row['bench']} · {arm_cell(row)} · trial {row['trial']} · "
         f"{row['status']}{marker}",
-        "spec": [[f, _text(row.get(f))] for f in SPEC_FIELDS if f in row],
+        "summary": _summary(row),
+        "spec": [(f, shown(f, row.get(f))) for f in SPEC_FIELDS if f in row],
         "checks_header": ["phase", "check", "status", "exit", "duration", "note"],
         "checks_rows": check_rows,
         "logs": [(name, href) for name, href in links.items() if name.startswith("logs/")],
-        "gate": [["verdict", gate_cell(row, regressions=True)]]
-        + [[f, _text(row.get(f))] for f in GATE_FIELDS if f in row],
+        "gate": [("verdict", Shown(gate_cell(row, regressions=True)))]
+        + [(f, shown(f, row.get(f))) for f in GATE_FIELDS if f in row],
         "tests_header": ["phase", "attempt", "file", "test", "outcome", "seconds", "message"],
         "tests_rows": [
             [
                 *(t["phase"], t["attempt"], _text(t["file"]), t["test"], t["outcome"]),
-                *(_text(t["duration_s"]), _text(t["message"])),
+                *(shown("duration_s", t["duration_s"]).text, _text(t["message"])),
             ]
             for t in failing
         ],
@@ -342,16 +362,43 @@ def _run_page(
             [
                 *(s["session"] + 1, _text(s["session_id"]), _text(s.get("kind"))),
                 *(_text(s["status"]), _text(s.get("reason"))),
-                *(cost_cell(s["cost_usd"]), _text(s["turns"]), _text(s["duration_s"])),
+                *(cost_cell(s["cost_usd"]), _text(s["turns"])),
+                shown("duration_s", s["duration_s"]).text,
             ]
             for s in own_sessions
         ],
         "sites_summary": f"{_text(row.get('sites_covered'))} of {_text(row.get('sites_total'))} "
         f"covered, {_text(row.get('sites_matched'))} matched, "
-        f"{_text(row.get('sites_unrelated'))} unrelated changes"
+        f"{_text(row.get('sites_unrelated'))} unrelated "
+        f"{'change' if row.get('sites_unrelated') == 1 else 'changes'}"
         + (f"; {who}" if (who := covered_by(own_sites)) else ""),
         "patches": [(name, href) for name, href in links.items() if name.endswith(".patch")],
-        "sites": sites_beside(
-            own_sites, _read(artifacts / "human.patch"), _read(artifacts / "agent.patch")
-        ),
+        "sites": sites_beside(own_sites, _read(artifacts / "human.patch"), agent),
+        "others": other_hunks(own_sites, agent),
+        "agent_kept": agent is not None,
     }
+
+
+def _summary(row: Mapping[str, Any]) -> list[tuple[str, Shown]]:
+    """The run's answer, first on its page: the verdict, what it covered, what it cost."""
+    cap = row.get("max_cost")
+    cost = cost_cell(row.get("cost_usd")) + (f" of a {money(cap)} cap" if cap else ", no cap")
+    tampered = row.get("tampered") or []
+    kind = f" ({row['failure_kind']})" if row.get("failure_kind") else ""
+    covered, total = _text(row.get("sites_covered")), _text(row.get("sites_total"))
+    matched, unrelated = _text(row.get("sites_matched")), _text(row.get("sites_unrelated"))
+    changes = "change" if unrelated == "1" else "changes"
+    coverage = f"{covered} of {total} sites covered, {matched} matched, {unrelated} unrelated"
+    return [
+        ("verdict", Shown(gate_cell(row, regressions=True))),
+        ("resolved", shown("resolved", row.get("resolved"))),
+        ("status", Shown(f"{row['status']}{kind}")),
+        ("coverage", Shown(f"{coverage} {changes}")),
+        ("cost", Shown(cost, None if row.get("cost_usd") is None else repr(row["cost_usd"]))),
+        ("wall", shown("wall_s", row.get("wall_s"))),
+        ("tampering", Shown(", ".join(map(str, tampered)) if tampered else "none")),
+        ("arm", Shown(arm_cell(row))),
+        ("executor", shown("executor", row.get("executor"))),
+        ("model", shown("model", row.get("model"))),
+        ("trial", Shown(str(row["trial"]))),
+    ]

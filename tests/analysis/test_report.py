@@ -27,6 +27,13 @@ class Site:
     rows: list[dict[str, object]]
 
 
+AGENT = (
+    "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,5 +1,5 @@\n"
+    " def add(a, b):\n-    return a + b\n+    return a - b\n \n \n def sub(a, b):\n"
+)
+"""An agent's change that touches no site of the human's (calc.add, which it breaks)."""
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory, shared_environments: Path) -> Iterator[Site]:
     tmp_path = tmp_path_factory.mktemp("report")
@@ -34,7 +41,9 @@ def site(tmp_path_factory: pytest.TempPathFactory, shared_environments: Path) ->
     store = tmp_path / "store"
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("BENCHKIT_CACHE", str(a_cache(tmp_path_factory, shared_environments)))
-        benchkit.pilot(str(tiny.bench_dir), arm=["human", "noop"], store=store, sandbox="none")
+        (tiny.bench_dir / "patches" / "agent.patch").write_text(AGENT)
+        arms = ["human", "noop", "replay:agent"]
+        benchkit.pilot(str(tiny.bench_dir), arm=arms, store=store, sandbox="none")
     out = tmp_path / "site"
     argv = [sys.executable, "-m", "benchkit", "report", "--store", str(store), "--out", str(out)]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
@@ -130,7 +139,7 @@ def test_the_report_loads_in_a_headless_browser_with_its_images(site: Site) -> N
         assert str(row["run_id"]) in index
     human = next(r for r in rows if r["arm"] == "human")
     dom = doms[out / "runs" / f"{human['run_id']}.html"]
-    verdict = r"<td>verdict</td>\s*<td>pass, 0 regressions; tampered: test_calc.py \(edited\)</td>"
+    verdict = r"<th>verdict</th>\s*<td>pass, 0 regressions; tampered: test_calc.py \(edited\)</td>"
     assert re.search(verdict, dom)  # the human added a test: the page names it
 
 
@@ -143,3 +152,32 @@ def test_a_site_is_shown_with_the_hunks_that_touch_it() -> None:
     assert shown.human.endswith("+X = 2") and shown.arm == "-"
     [kept] = sites_beside([{**site, "covered": True, "matched": True}], None, human)
     assert kept.human == "(human.patch not kept)" and kept.arm.endswith("+X = 2")
+
+
+def _visible(page: str) -> str:
+    """The page's text as a reader sees it: no tags, no attributes (a title holds the
+    exact value on purpose)."""
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]*>", " ", page))
+
+
+def test_a_failing_agents_page_starts_with_its_answer_shows_every_hunk_and_no_repr(
+    site: Site,
+) -> None:
+    agent = next(r for r in site.rows if str(r["arm"]).startswith("replay:"))
+    page = (site.out / "runs" / f"{agent['run_id']}.html").read_text()
+    summary = page[page.index('<section class="summary">') : page.index("</section>")]
+    assert page.index("</section>") < page.index("Sites of the human reference")
+    for said in ("fail, 1 regression", "0 of 2 sites covered", "no cap", "tampering"):
+        assert said in summary, said
+    assert re.search(r"<th>wall</th><td title=\"[\d.]+ s\">(\d+ ms|\d+\.\d s)</td>", summary)
+    # every site of the human reference, and the arm's hunk that touches none of them
+    others = page[page.index('<table class="others">') :]
+    assert "-    return a + b" in others and "+    return a - b" in others
+    assert page.count("<td>util.py</td>") >= 1 and page.count("<td>calc.py</td>") >= 2
+    text = _visible(page)
+    assert "test_calc.py::test_add: " in text  # the first failure, not a dict
+    for repr_ in ("{'", "['", "': ", "None", "datetime.", "True", "False"):
+        assert repr_ not in text, repr_
+    assert not re.search(r"\d\.\d{5,}", text), re.search(r".{40}\d\.\d{5,}.{20}", text)
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", text)  # to the second
+    assert "<details>" in page and page.index("<details>") > page.index("<h2>Sessions</h2>")
