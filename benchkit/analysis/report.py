@@ -1,11 +1,13 @@
 """A report to browse: a static site of a store's runs that opens from disk.
 
 `benchkit report [--set NAME] --out DIR` writes `index.html` (the run sets, the
-comparison table, the plots and every run) and one page per run (its spec, its
-checks with their logs, the gate with its reasons and the tests that did not pass,
-its sessions, and each site of the human reference with the human's hunk and the
-arm's beside it). No server and no script from elsewhere: the pages are HTML and
-CSS, the plots PNG files, the logs and patches copies. Every value is escaped.
+comparison table, the plots and every run) and one page per run (its answer first:
+verdict, coverage, cost, wall, tampering; then the sites of the human reference and
+the change file by file, the human's and the arm's side by side (`diff_view`); the
+gate, the tests that did not pass, the checks with their logs, the sessions, and the
+whole spec folded). No server and no script from elsewhere: the pages are HTML and
+CSS, the plots PNG files, the logs and patches copies. Every value is escaped, and
+read as `reading` rounds it.
 """
 
 from __future__ import annotations
@@ -20,10 +22,9 @@ from typing import Any
 
 import polars as pl
 from jinja2 import Environment, PackageLoader, select_autoescape
-from unidiff.errors import UnidiffParseError
-from unidiff.patch import PatchSet
 
 from benchkit.analysis.compare import compare, comparison_cells
+from benchkit.analysis.diff_view import side_by_side
 from benchkit.analysis.pilot_table import arm_cell, check_cell, cost_cell, gate_cell
 from benchkit.analysis.plots import PLOTS, default_by, plot
 from benchkit.analysis.reading import Shown, shown
@@ -58,32 +59,13 @@ def _text(value: object) -> str:
 
 @dataclass(frozen=True)
 class Site:
-    """One site of the human reference as a run page shows it."""
+    """One site of the human reference as a run page lists it."""
 
     site: int
     file: str
     lines: str
     covered: str
     matched: str
-    human: str
-    arm: str
-
-
-def hunks(patch: str) -> dict[str, list[tuple[int, int, str]]]:
-    """Per base path, each hunk's base range (first line, last line) and its text.
-    Pure; an unreadable patch has none."""
-    try:
-        files = PatchSet(patch)
-    except UnidiffParseError:
-        return {}
-    found: dict[str, list[tuple[int, int, str]]] = {}
-    for f in files:
-        path = f.source_file.removeprefix("a/") if f.source_file != "/dev/null" else ""
-        path = path or f.target_file.removeprefix("b/")
-        for h in f:
-            last = h.source_start + max(h.source_length, 1) - 1
-            found.setdefault(path, []).append((h.source_start, last, str(h).rstrip("\n")))
-    return found
 
 
 def _covered(row: Mapping[str, Any]) -> str:
@@ -94,18 +76,8 @@ def _covered(row: Mapping[str, Any]) -> str:
     return f"yes ({who.removesuffix(' covered 1 site')})" if who else "yes"
 
 
-def sites_beside(
-    sites: Sequence[Mapping[str, Any]], human: str | None, arm: str | None
-) -> list[Site]:
-    """Each site with the human's hunks and the arm's that touch its base lines. Pure."""
-    theirs, ours = hunks(human or ""), hunks(arm or "")
-
-    def touching(side: dict[str, list[tuple[int, int, str]]], row: Mapping[str, Any]) -> str:
-        first = int(row["start"] or 0)
-        last = first + max(int(row["length"] or 0), 1) - 1
-        texts = [t for a, b, t in side.get(str(row["file"]), []) if a <= last and first <= b]
-        return "\n\n".join(texts) or "-"
-
+def site_rows(sites: Sequence[Mapping[str, Any]]) -> list[Site]:
+    """Each site: its base lines and whether the arm covered and matched it. Pure."""
     shown = []
     for row in sorted(sites, key=lambda r: int(r["site"])):
         length = int(row["length"] or 0)
@@ -121,28 +93,9 @@ def sites_beside(
                 lines=f"{lines} ({row['kind']})",
                 covered=_covered(row),
                 matched="yes" if row["matched"] else "no",
-                human=touching(theirs, row) if human is not None else "(human.patch not kept)",
-                arm=touching(ours, row) if arm is not None else "(agent.patch not kept)",
             )
         )
     return shown
-
-
-def other_hunks(sites: Sequence[Mapping[str, Any]], arm: str | None) -> list[tuple[str, str]]:
-    """The arm's hunks that touch no site of the human reference (its unrelated changes,
-    and its edits of files the sites leave out, such as tests): file and text. Pure."""
-    spans: dict[str, list[tuple[int, int]]] = {}
-    for row in sites:
-        first = int(row["start"] or 0)
-        spans.setdefault(str(row["file"]), []).append(
-            (first, first + max(int(row["length"] or 0), 1) - 1)
-        )
-    return [
-        (path, text)
-        for path, found in hunks(arm or "").items()
-        for a, b, text in found
-        if not any(x <= b and a <= y for x, y in spans.get(path, []))
-    ]
 
 
 def _environment() -> Environment:
@@ -257,7 +210,8 @@ def _index(runs: pl.DataFrame, out: Path, run_set: str | None) -> dict[str, Any]
         "sets_rows": [
             [
                 *(_text(s["run_set"]), s["runs"], s["ok"], s["not ok"]),
-                *(cost_cell(s["cost"]), _text(s["first"]), _text(s["last"])),
+                cost_cell(s["cost"]),
+                *(shown("started_at", s[k]).text for k in ("first", "last")),
             ]
             for s in sets.to_dicts()
         ],
@@ -324,7 +278,7 @@ def _run_page(
     own_sites = sites.filter(pl.col("run_id") == run_id).to_dicts() if sites.height else []
     artifacts = folder.artifacts(run_id)
     marker = f" ({row['origin']})" if row.get("origin") in ("simulated", "imported") else ""
-    agent = _read(artifacts / "agent.patch")
+    human, agent = _read(artifacts / "human.patch"), _read(artifacts / "agent.patch")
     return {
         "title": run_id,
         "run_id": run_id,
@@ -373,9 +327,9 @@ def _run_page(
         f"{'change' if row.get('sites_unrelated') == 1 else 'changes'}"
         + (f"; {who}" if (who := covered_by(own_sites)) else ""),
         "patches": [(name, href) for name, href in links.items() if name.endswith(".patch")],
-        "sites": sites_beside(own_sites, _read(artifacts / "human.patch"), agent),
-        "others": other_hunks(own_sites, agent),
-        "agent_kept": agent is not None,
+        "sites": site_rows(own_sites),
+        "diffs": side_by_side(own_sites, human, agent),
+        "kept": [n for n, t in (("human.patch", human), ("agent.patch", agent)) if t is None],
     }
 
 

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 import benchkit
-from benchkit.analysis.report import sites_beside
 from benchkit.store.parquet import update_run
 from tests.conftest import TinyRepo, a_cache, tiny_repo
 from tests.helpers import CHROMIUM, needs_chromium
@@ -143,17 +142,6 @@ def test_the_report_loads_in_a_headless_browser_with_its_images(site: Site) -> N
     assert re.search(verdict, dom)  # the human added a test: the page names it
 
 
-def test_a_site_is_shown_with_the_hunks_that_touch_it() -> None:
-    human = "--- a/m.py\n+++ b/m.py\n@@ -2,1 +2,1 @@\n-X = 1\n+X = 2\n"
-    arm = "--- a/m.py\n+++ b/m.py\n@@ -9,1 +9,1 @@\n-Y = 1\n+Y = 3\n"
-    site = {"site": 0, "file": "m.py", "kind": "lines", "start": 2, "length": 1}
-    [shown] = sites_beside([{**site, "covered": False, "matched": False}], human, arm)
-    assert (shown.lines, shown.covered) == ("2-2 (lines)", "no")
-    assert shown.human.endswith("+X = 2") and shown.arm == "-"
-    [kept] = sites_beside([{**site, "covered": True, "matched": True}], None, human)
-    assert kept.human == "(human.patch not kept)" and kept.arm.endswith("+X = 2")
-
-
 def _visible(page: str) -> str:
     """The page's text as a reader sees it: no tags, no attributes (a title holds the
     exact value on purpose)."""
@@ -170,10 +158,17 @@ def test_a_failing_agents_page_starts_with_its_answer_shows_every_hunk_and_no_re
     for said in ("fail, 1 regression", "0 of 2 sites covered", "no cap", "tampering"):
         assert said in summary, said
     assert re.search(r"<th>wall</th><td title=\"[\d.]+ s\">(\d+ ms|\d+\.\d s)</td>", summary)
-    # every site of the human reference, and the arm's hunk that touches none of them
-    others = page[page.index('<table class="others">') :]
-    assert "-    return a + b" in others and "+    return a - b" in others
-    assert page.count("<td>util.py</td>") >= 1 and page.count("<td>calc.py</td>") >= 2
+    # every site of the human reference, and the arm's hunk that touches none of them,
+    # file by file: those only the human changed first (its test, which is no site)
+    files = re.findall(r"<summary><b>([^<]+)</b> · changed by ([^<·]+)</summary>", page)
+    human_only = [("test_calc.py", "the human only"), ("util.py", "the human only")]
+    assert files == [*human_only, ("calc.py", "both")]
+    calc = page[page.index("<summary><b>calc.py</b>") :]
+    for number in range(int(str(agent["sites_total"]))):
+        assert f"site {number}: missed" in page, number
+    arm = calc[calc.index("touches no site") :]
+    assert re.search(r'<span class="removed"><span class="no">2</span>-    return a \+ b', arm)
+    assert re.search(r'<span class="added"><span class="no"></span>\+    return a - b', arm)
     text = _visible(page)
     assert "test_calc.py::test_add: " in text  # the first failure, not a dict
     for repr_ in ("{'", "['", "': ", "None", "datetime.", "True", "False"):
