@@ -161,9 +161,10 @@ def report(
     for stale in (out / "runs").glob("*.html"):  # an earlier report's runs, not this one's
         if stale.stem not in kept:
             stale.unlink(missing_ok=True)
-    (out / "style.css").write_text(
-        files("benchkit.analysis").joinpath("templates/style.css").read_text()
-    )
+    for name in ("style.css", "sort.js"):
+        (out / name).write_text(
+            files("benchkit.analysis").joinpath(f"templates/{name}").read_text()
+        )
     index = _index(runs, out, run_set)
     path = out / "index.html"
     path.write_text(env.get_template("index.html").render(root="", **common, **index))

@@ -51,11 +51,11 @@ def site(tmp_path_factory: pytest.TempPathFactory, shared_environments: Path) ->
     yield Site(out=out, rows=benchkit.runs(store).to_dicts())
 
 
-def _open(page: Path) -> tuple[str, str]:
-    """The page's DOM once loaded, and what the browser said on stderr."""
+def _open(page: Path, fragment: str = "") -> tuple[str, str]:
+    """The page's DOM once loaded (at `#fragment`), and what the browser said on stderr."""
     assert CHROMIUM is not None
     argv = [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr"]
-    argv += ["--v=0", "--virtual-time-budget=5000", "--dump-dom", page.as_uri()]
+    argv += ["--v=0", "--virtual-time-budget=5000", "--dump-dom", page.as_uri() + fragment]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout, done.stderr
@@ -140,6 +140,21 @@ def test_the_report_loads_in_a_headless_browser_with_its_images(site: Site) -> N
     dom = doms[out / "runs" / f"{human['run_id']}.html"]
     verdict = r"<th>verdict</th>\s*<td>pass, 0 regressions; tampered: test_calc.py \(edited\)</td>"
     assert re.search(verdict, dom)  # the human added a test: the page names it
+
+
+@needs_chromium
+def test_the_runs_table_sorts_by_a_column_and_keeps_the_rows_asked_for(site: Site) -> None:
+    """The index's own script, run by the browser: sorted by arm twice (descending),
+    then only the rows holding `noop` kept."""
+    dom, said = _open(site.out / "index.html", "#sort=arm&sort=arm&filter=noop")
+    assert "Uncaught" not in said, said[-2000:]
+    table = re.search(r"<table data-sort.*?</table>", dom, re.S)
+    assert table is not None
+    row = r"<tr( hidden=\"\")?><td><a href=\"runs/[^\"]+\">[^<]+</a></td>"
+    rows = re.findall(row + r"<td>[^<]*</td><td>([^<]+)</td>", table[0])
+    hidden = ' hidden=""'
+    assert rows == [(hidden, "replay:agent"), ("", "noop"), (hidden, "human")], rows
+    assert 'data-order="down">arm</th>' in table[0]
 
 
 def _visible(page: str) -> str:
