@@ -37,6 +37,10 @@ class Plot(Figure):
         return buffer.getvalue()
 
 
+SMALLEST = 9
+"""The smallest type on a plot, in points: readable where a report shows it."""
+
+
 def _figure(width: float = 7.6) -> tuple[Plot, Axes]:
     fig = Plot(figsize=(width, 4.4), layout="constrained")
     return fig, fig.add_subplot()
@@ -57,7 +61,12 @@ def _style(n: int) -> tuple[str, str]:
 
 
 def _legend(fig: Plot, title: Sequence[str]) -> None:
-    fig.legend(loc="outside right upper", fontsize=8, title=" / ".join(title), title_fontsize=8)
+    fig.legend(
+        loc="outside right upper",
+        fontsize=SMALLEST,
+        title=" / ".join(title),
+        title_fontsize=SMALLEST,
+    )
 
 
 def coverage_vs_cost(runs: pl.DataFrame, by: Sequence[str]) -> Plot:
@@ -116,7 +125,7 @@ def wall_by_group(runs: pl.DataFrame, by: Sequence[str]) -> Plot:
         f"Wall time by {' and '.join(by)} (base checks apart: {paid:.1f} s in all)",
         fontsize=10,
     )
-    ax.tick_params(axis="x", labelrotation=30, labelsize=8)
+    ax.tick_params(axis="x", labelrotation=30, labelsize=SMALLEST)
     _legend(fig, by)
     return fig
 
@@ -146,12 +155,15 @@ def _bars(fig: Plot, ax: Axes, labels: list[str], found: Bars, names: dict[str, 
         bars = ax.bar(
             x + i * width, np.nan_to_num(mean), width, yerr=errors, label=names.get(m, m), capsize=2
         )
+        for bar in bars:  # outlined in its own colour: a zero rate is a line, not nothing
+            bar.set_edgecolor(bar.get_facecolor())
+            bar.set_linewidth(3)
         counts = [
             f"{round(v * k)}/{k}" if k else "-" for v, k in zip(np.nan_to_num(mean), n, strict=True)
         ]
-        ax.bar_label(bars, counts, fontsize=6, padding=1)
-    ax.set_xticks(x + 0.4 - width / 2, labels, rotation=30, fontsize=8)
-    ax.set_ylim(0, 1.1)
+        ax.bar_label(bars, counts, fontsize=SMALLEST, padding=1)
+    ax.set_xticks(x + 0.4 - width / 2, labels, rotation=30, fontsize=SMALLEST)
+    ax.set_ylim(-0.03, 1.1)  # a zero rate's line clear of the axis
 
 
 def check_pass_rates(runs: pl.DataFrame, by: Sequence[str]) -> Plot:
@@ -171,7 +183,7 @@ def check_pass_rates(runs: pl.DataFrame, by: Sequence[str]) -> Plot:
     _bars(fig, ax, labels, found, names)
     ax.set_ylabel("share of runs where the check passed")
     ax.set_title(f"Checks passed by {' and '.join(by)} (95% Wilson intervals)", fontsize=10)
-    fig.legend(loc="outside right upper", fontsize=8, title="check", title_fontsize=8)
+    fig.legend(loc="outside right upper", fontsize=SMALLEST, title="check", title_fontsize=SMALLEST)
     return fig
 
 

@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 import benchkit
 from benchkit.analysis.compare import compare, flips, paired
@@ -772,6 +774,28 @@ def test_a_plot_shows_in_a_notebook_groups_by_any_column_and_says_when_empty() -
         benchkit.plot("wall", runs.clear())
     with pytest.raises(UsageError, match="no column 'colour'"):
         benchkit.plot("wall", runs, by=["colour"])
+
+
+@pytest.mark.parametrize("kind", ["coverage-cost", "wall", "checks", "flaky"])
+def test_every_word_of_a_plot_is_at_least_9_points(kind: str) -> None:
+    runs = _runs(
+        [("a", "b1", t, 0.2 * t, "pass") for t in range(1, 4)] + [("b", "b1", 1, 0.5, "flaky-pass")]
+    )
+    figure = benchkit.plot(kind, runs)
+    figure.canvas.draw()
+    texts = [t for t in figure.findobj(Text) if t.get_text().strip() and t.get_visible()]
+    small = {(t.get_text(), size) for t in texts if (size := float(t.get_fontsize())) < 9}
+    assert texts and not small, small
+
+
+def test_a_zero_rate_is_a_visible_bar_with_its_interval() -> None:
+    runs = _runs([("a", "b1", t, 0.2 * t, "pass") for t in range(1, 4)])
+    axes = benchkit.plot("flaky", runs).axes[0]
+    [bars] = [c for c in axes.containers if isinstance(c, BarContainer)]
+    [bar] = bars
+    assert bar.get_height() == 0
+    assert bar.get_linewidth() >= 2 and bar.get_edgecolor()[3] == 1  # a line at zero
+    assert bars.errorbar is not None  # and its interval above it: 0 of 3 is [0, 56%]
 
 
 def test_the_checks_plot_counts_the_tests_by_the_gate() -> None:
