@@ -25,6 +25,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from benchkit.analysis.compare import compare, comparison_cells
 from benchkit.analysis.diff_view import side_by_side
+from benchkit.analysis.gate_view import excerpt, gate_outcomes
 from benchkit.analysis.pilot_table import arm_cell, check_cell, cost_cell, gate_cell
 from benchkit.analysis.plots import PLOTS, default_by, plot
 from benchkit.analysis.reading import Shown, shown
@@ -255,26 +256,22 @@ def _run_page(
     links = _copies(row, folder, out)
     mine = checks.filter(pl.col("run_id") == run_id).to_dicts() if checks.height else []
     check_rows = [
-        [
-            c["phase"],
-            c["check"],
-            check_cell(c["status"], c["count"], c["check"]),
-            _text(c["exit_code"]),
-            shown("duration_s", c["duration_s"]).text,
-            _text(c["note"]),
-        ]
+        {
+            "cells": [
+                c["phase"],
+                c["check"],
+                check_cell(c["status"], c["count"], c["check"]),
+                _text(c["exit_code"]),
+                shown("duration_s", c["duration_s"]).text,
+                _text(c["note"]),
+            ],
+            "log": excerpt(log) if (log := _read(Path(c["log_path"] or ""))) is not None else None,
+            "href": links.get(f"logs/{Path(c['log_path'] or '').name}"),
+        }
         for c in mine
     ]
-    failing = (
-        tests.filter((pl.col("run_id") == run_id) & (pl.col("outcome") != "passed")).to_dicts()
-        if tests.height
-        else []
-    )
-    passed = (
-        tests.filter((pl.col("run_id") == run_id) & (pl.col("outcome") == "passed")).height
-        if tests.height
-        else 0
-    )
+    own_tests = tests.filter(pl.col("run_id") == run_id).to_dicts() if tests.height else []
+    passed = sum(1 for t in own_tests if t["phase"] == "after" and t["outcome"] == "passed")
     own_sessions = sessions.filter(pl.col("run_id") == run_id).to_dicts() if sessions.height else []
     own_sites = sites.filter(pl.col("run_id") == run_id).to_dicts() if sites.height else []
     artifacts = folder.artifacts(run_id)
@@ -287,20 +284,16 @@ def _run_page(
         f"{row['status']}{marker}",
         "summary": _summary(row),
         "spec": [(f, shown(f, row.get(f))) for f in SPEC_FIELDS if f in row],
-        "checks_header": ["phase", "check", "status", "exit", "duration", "note"],
+        "checks_header": ["phase", "check", "status", "exit", "duration", "note", "log"],
         "checks_rows": check_rows,
         "logs": [(name, href) for name, href in links.items() if name.startswith("logs/")],
         "gate": [("verdict", Shown(gate_cell(row, regressions=True)))]
         + [(f, shown(f, row.get(f))) for f in GATE_FIELDS if f in row],
-        "tests_header": ["phase", "attempt", "file", "test", "outcome", "seconds", "message"],
+        "tests_header": ["the gate's word", "test", "message", "reruns alone"],
         "tests_rows": [
-            [
-                *(t["phase"], t["attempt"], _text(t["file"]), t["test"], t["outcome"]),
-                *(shown("duration_s", t["duration_s"]).text, _text(t["message"])),
-            ]
-            for t in failing
+            [o.verdict, o.test, o.message, o.reruns] for o in gate_outcomes(row, own_tests)
         ],
-        "tests_note": f"Every test of the report passed ({passed})."
+        "tests_note": f"Every test of the report after the arm passed ({passed})."
         if passed
         else "No test report was read for this run.",
         "sessions_header": [

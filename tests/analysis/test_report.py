@@ -184,10 +184,17 @@ def test_a_failing_agents_page_starts_with_its_answer_shows_every_hunk_and_no_re
     arm = calc[calc.index("touches no site") :]
     assert re.search(r'<span class="removed"><span class="no">2</span>-    return a \+ b', arm)
     assert re.search(r'<span class="added"><span class="no"></span>\+    return a - b', arm)
+    # the tests under the gate's word, with their full ids; each check's log folded
+    regression = r"<td>regression</td><td>test_calc.py::test_add</td><td>[^<]*assert[^<]*</td>"
+    assert re.search(regression + r"<td>passed 0 of 1 alone</td>", page)
+    checks = page[page.index('<table class="checks">') :]
+    assert checks.count("<details><summary>") == 4  # lint and test, at base and after
+    assert f'href="{agent["run_id"]}/logs/after-test.log.txt">whole log' in checks
     text = _visible(page)
     assert "test_calc.py::test_add: " in text  # the first failure, not a dict
     for repr_ in ("{'", "['", "': ", "None", "datetime.", "True", "False"):
         assert repr_ not in text, repr_
     assert not re.search(r"\d\.\d{5,}", text), re.search(r".{40}\d\.\d{5,}.{20}", text)
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", text)  # to the second
-    assert "<details>" in page and page.index("<details>") > page.index("<h2>Sessions</h2>")
+    spec = page.index("<summary>The whole spec and its timings</summary>")
+    assert spec > page.index("<h2>Sessions</h2>")  # folded, last
