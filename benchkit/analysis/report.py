@@ -114,6 +114,17 @@ def _read(path: Path) -> str | None:
         return None
 
 
+def _log_of(path: str | None, store: Store) -> str | None:
+    """A check's log, when it is a file of the store's own: a path a row names (an
+    imported one, say) or a link there that leads elsewhere is not read."""
+    if not path:
+        return None
+    where = Path(path).resolve()
+    if not where.is_relative_to(store.path.resolve()) or not where.is_file():
+        return None
+    return _read(where)
+
+
 def _rows_of(name: str, store: Store, run_ids: Sequence[str]) -> pl.DataFrame:
     try:
         frame = table(name, store)
@@ -233,7 +244,8 @@ def _copies(row: Mapping[str, Any], folder: Store, out: Path) -> dict[str, str]:
     kept = out / "runs" / str(row["run_id"])
     links = {}
     found = [*artifacts.glob("logs/*.log"), *artifacts.glob("*.patch")]
-    for source in sorted(f for f in found if f.is_file()):  # a folder there is no log
+    # a folder there is no log, and a link may lead out of the store: neither is copied
+    for source in sorted(f for f in found if f.is_file() and not f.is_symlink()):
         target = kept / source.relative_to(artifacts)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target.with_name(target.name + ".txt"))  # opens as text
@@ -265,7 +277,7 @@ def _run_page(
                 shown("duration_s", c["duration_s"]).text,
                 _text(c["note"]),
             ],
-            "log": excerpt(log) if (log := _read(Path(c["log_path"] or ""))) is not None else None,
+            "log": excerpt(log) if (log := _log_of(c["log_path"], folder)) is not None else None,
             "href": links.get(f"logs/{Path(c['log_path'] or '').name}"),
         }
         for c in mine

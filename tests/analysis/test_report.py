@@ -122,6 +122,27 @@ def test_a_log_that_is_not_a_file_is_left_out_of_the_report(tiny: TinyRepo, tmp_
     assert f"logs/{logs[0].name}" not in page and f"logs/{logs[1].name}" in page
 
 
+def test_a_log_that_leads_outside_the_store_is_neither_read_nor_copied(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """A run's log made a link to a file elsewhere (or a checks row naming one): the
+    report shows none of it and copies none of it."""
+    secret = tmp_path / "elsewhere.txt"
+    secret.write_text("AWS_SECRET_ACCESS_KEY=not-for-the-report\n")
+    store = tmp_path / "store"
+    [run] = benchkit.pilot(str(tiny.bench_dir), arm="human", store=store, sandbox="none")
+    log = store / "artifacts" / run.run_id / "logs" / "after-test.log"
+    log.unlink()
+    log.symlink_to(secret)
+    out = tmp_path / "site"
+    benchkit.report(store, out)
+    page = (out / "runs" / f"{run.run_id}.html").read_text()
+    assert "not-for-the-report" not in page
+    assert "logs/after-test.log" not in page
+    copied = [p.read_text() for p in out.rglob("*.txt")]
+    assert copied and not any("not-for-the-report" in text for text in copied)
+
+
 @needs_chromium
 def test_the_report_loads_in_a_headless_browser_with_its_images(site: Site) -> None:
     out, rows = site.out, site.rows
