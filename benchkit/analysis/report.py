@@ -51,11 +51,18 @@ GATE_FIELDS = (
 
 
 def _text(value: object) -> str:
-    if value is None or value == "":
-        return "-"
-    if isinstance(value, list):
-        return ", ".join(map(str, value)) or "-"
-    return str(value)
+    """A cell's text as `reading` gives any value: `-` for nothing, a list joined."""
+    return shown("", value).text
+
+
+def _coverage(row: Mapping[str, Any], sites: str = "") -> str:
+    """`2 of 15[ sites] covered, 1 matched, 1 unrelated change`."""
+    unrelated = row.get("sites_unrelated")
+    return (
+        f"{_text(row.get('sites_covered'))} of {_text(row.get('sites_total'))}{sites} covered, "
+        f"{_text(row.get('sites_matched'))} matched, {_text(unrelated)} unrelated "
+        + ("change" if unrelated == 1 else "changes")
+    )
 
 
 @dataclass(frozen=True)
@@ -327,11 +334,7 @@ def _run_page(
             ]
             for s in own_sessions
         ],
-        "sites_summary": f"{_text(row.get('sites_covered'))} of {_text(row.get('sites_total'))} "
-        f"covered, {_text(row.get('sites_matched'))} matched, "
-        f"{_text(row.get('sites_unrelated'))} unrelated "
-        f"{'change' if row.get('sites_unrelated') == 1 else 'changes'}"
-        + (f"; {who}" if (who := covered_by(own_sites)) else ""),
+        "sites_summary": _coverage(row) + (f"; {who}" if (who := covered_by(own_sites)) else ""),
         "patches": [(name, href) for name, href in links.items() if name.endswith(".patch")],
         "sites": site_rows(own_sites),
         "diffs": side_by_side(own_sites, human, agent),
@@ -345,15 +348,11 @@ def _summary(row: Mapping[str, Any]) -> list[tuple[str, Shown]]:
     cost = cost_cell(row.get("cost_usd")) + (f" of a {money(cap)} cap" if cap else ", no cap")
     tampered = row.get("tampered") or []
     kind = f" ({row['failure_kind']})" if row.get("failure_kind") else ""
-    covered, total = _text(row.get("sites_covered")), _text(row.get("sites_total"))
-    matched, unrelated = _text(row.get("sites_matched")), _text(row.get("sites_unrelated"))
-    changes = "change" if unrelated == "1" else "changes"
-    coverage = f"{covered} of {total} sites covered, {matched} matched, {unrelated} unrelated"
     return [
         ("verdict", Shown(gate_cell(row, regressions=True))),
         ("resolved", shown("resolved", row.get("resolved"))),
         ("status", Shown(f"{row['status']}{kind}")),
-        ("coverage", Shown(f"{coverage} {changes}")),
+        ("coverage", Shown(_coverage(row, " sites"))),
         ("cost", Shown(cost, None if row.get("cost_usd") is None else repr(row["cost_usd"]))),
         ("wall", shown("wall_s", row.get("wall_s"))),
         ("tampering", Shown(", ".join(map(str, tampered)) if tampered else "none")),
