@@ -388,18 +388,24 @@ def flips(
     )
 
 
-def _format(value: float, rate: bool) -> str:
-    """Enough digits to reproduce a figure: rates to 0.1%, other values to 6 significant
-    digits (a cent of a dollar, a hundredth of a second)."""
-    return f"{value:.1%}" if rate else f"{value:.6g}"
+SHARES = {"coverage", "matched"}  # a share of the sites per run: a mean read as a percent
 
 
-def _interval(mean: float | None, low: float | None, high: float | None, rate: bool) -> str:
+def _format(value: float, percent: bool) -> str:
+    """Enough digits to reproduce a figure: rates and shares to 0.1%, other values to 6
+    significant digits (a cent of a dollar, a hundredth of a second)."""
+    return f"{value:.1%}" if percent else f"{value:.6g}"
+
+
+def _interval(mean: float | None, low: float | None, high: float | None, percent: bool) -> str:
+    """`46.7% [24.8, 69.9]`: the mean, then its interval in the mean's unit."""
     if mean is None:
         return NONE
     if low is None or high is None:
-        return _format(mean, rate)
-    return f"{_format(mean, rate)} [{_format(low, rate)}, {_format(high, rate)}]"
+        return _format(mean, percent)
+    if percent:
+        return f"{mean:.1%} [{100 * low:.1f}, {100 * high:.1f}]"
+    return f"{_format(mean, percent)} [{_format(low, percent)}, {_format(high, percent)}]"
 
 
 def comparison_cells(comparison: Comparison) -> tuple[list[str], list[list[object]], str]:
@@ -416,7 +422,7 @@ def comparison_cells(comparison: Comparison) -> tuple[list[str], list[list[objec
                 row.get(f"{m}_mean"),
                 row.get(f"{m}_low"),
                 row.get(f"{m}_high"),
-                m in comparison.rates,
+                m in comparison.rates or m in SHARES,
             )
             for m in comparison.metrics
         ]
@@ -424,7 +430,9 @@ def comparison_cells(comparison: Comparison) -> tuple[list[str], list[list[objec
         keys = [NONE if row[k] in (None, "") else row[k] for k in comparison.by]
         body.append([*keys, runs, *means, *totals])
     note = (
-        "Rates with 95% Wilson intervals, other means with 95% bootstrap intervals. "
+        "Rates with 95% Wilson intervals, other means (coverage and matched: the mean "
+        "share of a run's sites) with 95% bootstrap intervals; a percent's interval is in "
+        "percent. "
         f"(few): fewer than {FEW} runs, the fewest with which a two-sided sign test can "
         f"reach p < {ALPHA:g} at all (paired calls fewer pairs inconclusive)."
     )
@@ -450,7 +458,9 @@ def paired_table(result: Paired) -> str:
         ["averaged inside a unit", ", ".join(result.averaged) or "nothing"],
         [
             f"mean {result.metric}, {result.a} - {result.b}",
-            _interval(result.mean_difference, result.low, result.high, rate=False),
+            _interval(
+                result.mean_difference, result.low, result.high, result.metric in SHARES
+            ),
         ],
         [f"{result.a} passes, {result.b} fails", result.wins],
         [f"{result.b} passes, {result.a} fails", result.losses],

@@ -109,8 +109,9 @@ def test_compare_groups_means_and_intervals() -> None:
     assert a["coverage_low"] < 0.35 < a["coverage_high"]
     assert (b["runs"], b["few_runs"], b["coverage_low"]) == (1, True, None)  # no interval
     markdown = result.to_markdown()
-    assert "| a | cli | 6 | 35.0% [" not in markdown  # coverage is a share, shown as a number
-    assert "| b | cli | 1 (few) | 0.5 | 0.0% [0.0%, 79.3%] |" in markdown  # Wilson, even at 1
+    low, high = 100 * a["coverage_low"], 100 * a["coverage_high"]
+    assert f"| a | cli | 6 | 35.0% [{low:.1f}, {high:.1f}] |" in markdown  # a share, in percent
+    assert "| b | cli | 1 (few) | 50.0% | 0.0% [0.0, 79.3] |" in markdown  # Wilson, even at 1
     assert "(few): fewer than 6 runs" in markdown  # the rule paired uses for pairs
     with pytest.raises(UsageError, match="no metric 'speed'"):
         compare(runs, metrics=["speed"])
