@@ -452,19 +452,25 @@ def comparison_table(comparison: Comparison) -> str:
     return markdown_table(header, body) + "\n\n" + note
 
 
-def paired_table(result: Paired) -> str:
-    rows: list[list[object]] = [
-        [f"pairs ({', '.join(result.on)})", result.pairs],
-        ["averaged inside a unit", ", ".join(result.averaged) or "nothing"],
-        [
-            f"mean {result.metric}, {result.a} - {result.b}",
-            _interval(
-                result.mean_difference, result.low, result.high, result.metric in SHARES
-            ),
-        ],
+def paired_cells(result: Paired) -> tuple[str, list[list[object]]]:
+    """The mean difference with its interval, and the pass/fail rows: who passed where
+    the other failed, and the sign test."""
+    mean = _interval(result.mean_difference, result.low, result.high, result.metric in SHARES)
+    counts: list[list[object]] = [
         [f"{result.a} passes, {result.b} fails", result.wins],
         [f"{result.b} passes, {result.a} fails", result.losses],
         ["sign test p", f"{result.p_value:.3g}"],
+    ]
+    return mean, counts
+
+
+def paired_table(result: Paired) -> str:
+    mean, counts = paired_cells(result)
+    rows: list[list[object]] = [
+        [f"pairs ({', '.join(result.on)})", result.pairs],
+        ["averaged inside a unit", ", ".join(result.averaged) or "nothing"],
+        [f"mean {result.metric}, {result.a} - {result.b}", mean],
+        *counts,
         ["verdict", result.verdict],
     ]
     return markdown_table(["", "value"], rows)

@@ -26,9 +26,11 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from benchkit.analysis.compare import compare, comparison_cells
 from benchkit.analysis.diff_view import side_by_side
 from benchkit.analysis.gate_view import excerpt, gate_outcomes
+from benchkit.analysis.pair_view import pair_names, pair_pages
 from benchkit.analysis.pilot_table import arm_cell, check_cell, cost_cell, gate_cell
 from benchkit.analysis.plots import PLOTS, default_by, plot
 from benchkit.analysis.reading import Shown, shown
+from benchkit.analysis.stats import FEW
 from benchkit.analysis.text import cells, columns, covered_by, money
 from benchkit.errors import UsageError
 from benchkit.store.query import runs as stored_runs
@@ -160,6 +162,7 @@ def report(
         out.mkdir(parents=True, exist_ok=True)
         (out / "runs").mkdir(exist_ok=True)
         (out / "plots").mkdir(exist_ok=True)
+        (out / "pairs").mkdir(exist_ok=True)
     except OSError as exc:
         raise UsageError(out, "--out", exc.strerror or str(exc)) from None
     env = _environment()
@@ -180,11 +183,21 @@ def report(
     for stale in (out / "runs").glob("*.html"):  # an earlier report's runs, not this one's
         if stale.stem not in kept:
             stale.unlink(missing_ok=True)
+    pairs = pair_pages(runs)
+    for pair in pairs:
+        (out / "pairs" / pair.file).write_text(
+            env.get_template("pair.html").render(
+                root="../", title=f"{pair.a} against {pair.b}", page=pair, few=FEW, **common
+            )
+        )
+    for stale in (out / "pairs").glob("*.html"):
+        if stale.name not in {p.file for p in pairs}:
+            stale.unlink(missing_ok=True)
     for name in ("style.css", "sort.js"):
         (out / name).write_text(
             files("benchkit.analysis").joinpath(f"templates/{name}").read_text()
         )
-    index = _index(runs, out, run_set)
+    index = _index(runs, out, run_set) | {"pairs": pair_names(pairs)}
     path = out / "index.html"
     path.write_text(env.get_template("index.html").render(root="", **common, **index))
     return path

@@ -51,11 +51,13 @@ def site(tmp_path_factory: pytest.TempPathFactory, shared_environments: Path) ->
     yield Site(out=out, rows=benchkit.runs(store).to_dicts())
 
 
-def _open(page: Path, fragment: str = "") -> tuple[str, str]:
-    """The page's DOM once loaded (at `#fragment`), and what the browser said on stderr."""
+def _open(page: Path, fragment: str = "", width: int = 1400) -> tuple[str, str]:
+    """The page's DOM once loaded (at `#fragment`) in a window `width` pixels wide, and
+    what the browser said on stderr (a console message is a line holding `CONSOLE`)."""
     assert CHROMIUM is not None
     argv = [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr"]
-    argv += ["--v=0", "--virtual-time-budget=5000", "--dump-dom", page.as_uri() + fragment]
+    argv += ["--v=0", f"--window-size={width},1000", "--virtual-time-budget=5000"]
+    argv += ["--dump-dom", page.as_uri() + fragment]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout, done.stderr
@@ -147,11 +149,15 @@ def test_a_log_that_leads_outside_the_store_is_neither_read_nor_copied(
 def test_the_report_loads_in_a_headless_browser_with_its_images(site: Site) -> None:
     out, rows = site.out, site.rows
     pages = [out / "index.html", *(out / "runs" / f"{r['run_id']}.html" for r in rows)]
+    pages += sorted((out / "pairs").glob("*.html"))
     doms = {}
     for page in pages:
-        dom, said = _open(page)
-        assert 'data-images="ok"' in dom, (page, re.findall(r"data-images=\"[^\"]*\"", dom))
-        assert "Uncaught" not in said and "Failed to load resource" not in said, said[-2000:]
+        for width in (1400, 800):  # every page fits the window: no sideways scrolling
+            dom, said = _open(page, width=width)
+            assert 'data-images="ok"' in dom, (page, re.findall(r"data-images=\"[^\"]*\"", dom))
+            assert "CONSOLE" not in said and "Failed to load resource" not in said, said[-2000:]
+            laid_out = re.search(r'data-width="(\d+)"', dom)
+            assert laid_out and int(laid_out[1]) <= width, (page.name, width, laid_out)
         doms[page] = dom
     index = doms[out / "index.html"]
     assert index.count("<img ") == 3
@@ -176,6 +182,31 @@ def test_the_runs_table_sorts_by_a_column_and_keeps_the_rows_asked_for(site: Sit
     hidden = ' hidden=""'
     assert rows == [(hidden, "replay:agent"), ("", "noop"), (hidden, "human")], rows
     assert 'data-order="down">arm</th>' in table[0]
+
+
+def test_a_page_per_pair_of_arms_pairs_them_and_names_the_flips(site: Site) -> None:
+    """Three arms in one set: three pair pages, linked from the index; the human and
+    the agent that broke `add` flip on the bench, each run behind it linked."""
+    index = (site.out / "index.html").read_text()
+    pages = sorted(p.name for p in (site.out / "pairs").glob("*.html"))
+    assert pages == [
+        "default--human--noop.html",
+        "default--human--replay-agent.html",
+        "default--noop--replay-agent.html",
+    ]
+    for name in pages:
+        assert f'href="pairs/{name}"' in index
+    page = (site.out / "pairs" / "default--human--replay-agent.html").read_text()
+    text = _visible(page)
+    assert "human against replay:agent" in text
+    assert "coverage 1 100.0% inconclusive: 1 pair cannot reach" in text  # one: no interval
+    assert "human passes, replay:agent fails 1" in text
+    runs = {str(r["arm"]): str(r["run_id"]) for r in site.rows}
+    flip = rf"<td>tiny</td><td>pass</td><td>fail</td><td><a href=\"../runs/{runs['human']}.html\""
+    assert re.search(flip, page), page[page.index("<h2>Flips</h2>") :]
+    assert f'href="../runs/{runs["replay:agent"]}.html"' in page
+    noop = _visible((site.out / "pairs" / "default--human--noop.html").read_text())
+    assert "No bench's verdict differs between the two arms." in noop
 
 
 def _visible(page: str) -> str:
