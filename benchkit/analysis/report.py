@@ -32,6 +32,8 @@ from benchkit.analysis.plots import PLOTS, default_by, plot
 from benchkit.analysis.reading import Shown, shown
 from benchkit.analysis.stats import FEW
 from benchkit.analysis.text import cells, columns, covered_by, money
+from benchkit.analysis.transcript_view import turn_rows
+from benchkit.arms.transcript import read_transcript
 from benchkit.errors import UsageError
 from benchkit.store.query import runs as stored_runs
 from benchkit.store.query import table
@@ -264,6 +266,7 @@ def _copies(row: Mapping[str, Any], folder: Store, out: Path) -> dict[str, str]:
     kept = out / "runs" / str(row["run_id"])
     links = {}
     found = [*artifacts.glob("logs/*.log"), *artifacts.glob("*.patch")]
+    found += [artifacts / "logs" / "arm.stdout"]  # the arm's output: its transcript
     # a folder there is no log, and a link may lead out of the store: neither is copied
     for source in sorted(f for f in found if f.is_file() and not f.is_symlink()):
         target = kept / source.relative_to(artifacts)
@@ -309,6 +312,9 @@ def _run_page(
     artifacts = folder.artifacts(run_id)
     marker = f" ({row['origin']})" if row.get("origin") in ("simulated", "imported") else ""
     human, agent = _read(artifacts / "human.patch"), _read(artifacts / "agent.patch")
+    output = _log_of(str(artifacts / "logs" / "arm.stdout"), folder)
+    told = _log_of(str(artifacts / "logs" / "instruction.txt"), folder)
+    transcript = read_transcript(output, told) if output else None
     return {
         "title": run_id,
         "run_id": run_id,
@@ -352,6 +358,10 @@ def _run_page(
         "sites": site_rows(own_sites),
         "diffs": side_by_side(own_sites, human, agent),
         "kept": [n for n, t in (("human.patch", human), ("agent.patch", agent)) if t is None],
+        "transcript": transcript.format if transcript else None,
+        "turns": turn_rows(transcript) if transcript else [],
+        "output": excerpt(output) if output and not transcript else None,
+        "output_href": links.get("logs/arm.stdout"),
     }
 
 

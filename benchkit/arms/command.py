@@ -123,6 +123,8 @@ class CommandArm(Arm):
         env, secrets = self.environment(context, values)
         context.home.mkdir(parents=True, exist_ok=True)
         log, stdout = context.logs / "arm.log", context.logs / "arm.stdout"
+        told = redact(values["instruction"], secrets)  # kept beside what the tool said
+        (context.logs / "instruction.txt").write_text(told, errors="surrogateescape")
         run = partial(
             proc.run,
             cwd=context.worktree,

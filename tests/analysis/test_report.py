@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import benchkit
+from benchkit.records import SECRET_MARK
 from benchkit.store.parquet import update_run
 from tests.conftest import TinyRepo, a_cache, tiny_repo
 from tests.helpers import CHROMIUM, needs_chromium
@@ -207,6 +209,44 @@ def test_a_page_per_pair_of_arms_pairs_them_and_names_the_flips(site: Site) -> N
     assert f'href="../runs/{runs["replay:agent"]}.html"' in page
     noop = _visible((site.out / "pairs" / "default--human--noop.html").read_text())
     assert "No bench's verdict differs between the two arms." in noop
+
+
+def test_a_run_whose_arm_kept_its_session_shows_it_turn_by_turn_its_secret_redacted(
+    tiny: TinyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fake agent streams its session as `claude -p --output-format stream-json`
+    does, and echoes its key as a careless tool would: the page has the instruction,
+    the assistant's message with its tokens, the tool call and its result folded, the
+    session's end with its cost; the key nowhere in the site."""
+    plan = tmp_path / "plan.json"
+    edit = {"file": "calc.py", "old": "return a - b", "new": "return b - a"}
+    plan.write_text(json.dumps({"cost_per_turn": 0.02, "edits": [edit]}))
+    key = "sk-fake-0123456789abcdef"
+    monkeypatch.setenv("FAKE_AGENT_API_KEY", key)
+    store, out = tmp_path / "store", tmp_path / "site"
+    [run] = benchkit.pilot(
+        str(tiny.bench_dir), arm="fake-agent", executor="stream", max_cost=1,
+        arm_vars={"plan": str(plan)}, store=store, sandbox="none",
+    )  # fmt: skip
+    benchkit.report(store, out)
+    page = (out / "runs" / f"{run.run_id}.html").read_text()
+    turns = page[page.index("<h2>Transcript</h2>") :]
+    said = re.findall(
+        r'<li class="turn [a-z-]+"><details( open)?><summary><b>([a-z ]+)</b>([^<]*)', turns
+    )
+    assert said == [
+        (" open", "instruction", ""),
+        (" open", "assistant", " · 1,200 in (996 cached) · 300 out"),
+        ("", "tool call", " · Edit"),
+        ("", "tool result", ""),
+        (" open", "end", " · 1,200 in (996 cached) · 300 out · $0.02"),
+    ], said
+    assert "Add mul() to calc and bump VERSION." in turns  # what benchkit told the tool
+    assert "old_string:\nreturn a - b\nnew_string:\nreturn b - a" in turns  # not JSON
+    assert f"Made 1 edits. (key {SECRET_MARK})" in turns
+    assert 'href="' + f'{run.run_id}/logs/arm.stdout.txt">The whole output' in turns
+    for written in out.rglob("*"):
+        assert written.is_dir() or key not in written.read_text(errors="replace"), written
 
 
 def _visible(page: str) -> str:

@@ -525,7 +525,7 @@ def test_a_tool_over_its_max_cost_is_a_budget_failure(tiny: TinyRepo, tmp_path: 
         (["--arm", "fake-agent"], "passes {max_cost} to the tool: give --max-cost"),
         (
             ["--arm", "fake-agent", "--max-cost", "1", "--executor", "gpu"],
-            "executors: no executor 'gpu' (known: cli, sdk)",
+            "executors: no executor 'gpu' (known: cli, sdk, stream)",
         ),
         (["--arm", "fake-agent", "--max-cost", "1", "--var", "colour=red"], "no variable 'colour'"),
         (["--arm", "no-such-arm"], "no-such-arm: no such arm (built in: human, noop"),

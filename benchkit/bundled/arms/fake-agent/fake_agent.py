@@ -69,6 +69,31 @@ class Session:
         if self.args.output_format == "stream-json":
             print(json.dumps(message), flush=True)
 
+    def turn(self, n: int, path: Path, edit: dict[str, Any]) -> None:
+        """One turn as Claude Code streams it: the assistant's message (its text, then
+        its tool use on a line of its own, each line with the message's id and usage),
+        then the tool's result as the user's message."""
+        usage = {
+            "input_tokens": 4,
+            "cache_creation_input_tokens": 200,
+            "cache_read_input_tokens": 996,
+            "output_tokens": 300,
+        }  # 1200 read and 300 written a turn, as the result's usage sums them
+        tool = {
+            "type": "tool_use",
+            "id": f"toolu_{n:02d}",
+            "name": "Edit",
+            "input": {"file_path": str(path), "old_string": edit["old"], "new_string": edit["new"]},
+        }
+        for block in ({"type": "text", "text": f"I'll edit {path}."}, tool):
+            message = {"id": f"msg_{n:02d}", "type": "message", "role": "assistant"}
+            message |= {"model": self.args.model, "content": [block], "usage": usage}
+            self.emit({"type": "assistant", "message": message, "session_id": self.id})
+        result = {"tool_use_id": tool["id"], "type": "tool_result"}
+        result["content"] = f"The file {path} has been updated."
+        user = {"role": "user", "content": [result]}
+        self.emit({"type": "user", "message": user, "session_id": self.id})
+
     def result(self, subtype: str, text: str) -> int:
         is_error = subtype != "success"
         message = {
@@ -81,7 +106,12 @@ class Session:
             "result": text,
             "session_id": self.id,
             "total_cost_usd": round(self.cost, 6),
-            "usage": {"input_tokens": 1200 * self.turns, "output_tokens": 300 * self.turns},
+            "usage": {
+                "input_tokens": 4 * self.turns,
+                "cache_creation_input_tokens": 200 * self.turns,
+                "cache_read_input_tokens": 996 * self.turns,
+                "output_tokens": 300 * self.turns,
+            },
         }
         if self.args.output_format == "text":
             print(text, flush=True)
@@ -181,18 +211,7 @@ def main() -> int:
         path.write_text(text.replace(edit["old"], edit["new"], edit.get("count", 1)))
         session.turns += 1
         session.cost += cost_per_turn
-        session.emit(
-            {
-                "type": "assistant",
-                "session_id": session.id,
-                "message": {
-                    "role": "assistant",
-                    "content": [
-                        {"type": "tool_use", "name": "Edit", "input": {"file_path": str(path)}}
-                    ],
-                },
-            }
-        )
+        session.turn(n, path, edit)
         if n == stop_after:
             break
     if mode == "crash":
