@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from unidiff.errors import UnidiffParseError
@@ -55,13 +56,18 @@ class FileDiff:
 Span = tuple[int, int, Mapping[str, Any]]
 
 
-def _parsed(patch: str | None) -> dict[str, list[tuple[int, int, tuple[Line, ...]]]]:
-    """Per base path, each hunk's base range and lines; an unreadable patch has none."""
+Parsed = dict[str, list[tuple[int, int, tuple[Line, ...]]]]
+
+
+@lru_cache(maxsize=64)  # a bench's human patch is the same on each of its runs' pages
+def _parsed(patch: str | None) -> Parsed:
+    """Per base path, each hunk's base range and lines; an unreadable patch has none.
+    Not to be changed by its callers: it is shared."""
     try:
         files = PatchSet(patch or "")
     except UnidiffParseError:
         return {}
-    found: dict[str, list[tuple[int, int, tuple[Line, ...]]]] = {}
+    found: Parsed = {}
     for f in files:
         path = f.source_file.removeprefix("a/") if f.source_file != "/dev/null" else ""
         path = path or f.target_file.removeprefix("b/")

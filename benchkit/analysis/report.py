@@ -12,17 +12,24 @@ read as `reading` rounds it.
 
 from __future__ import annotations
 
+import os
 import shutil
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache, partial
 from importlib.resources import files
+from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from benchkit.analysis.colour import lines_html
+from benchkit.analysis.colour import style as syntax_style
 from benchkit.analysis.compare import compare, comparison_cells
 from benchkit.analysis.diff_view import side_by_side
 from benchkit.analysis.gate_view import excerpt, gate_outcomes
@@ -111,11 +118,13 @@ def site_rows(sites: Sequence[Mapping[str, Any]]) -> list[Site]:
 
 
 def _environment() -> Environment:
-    return Environment(
+    env = Environment(
         loader=PackageLoader("benchkit.analysis", "templates"),
         autoescape=select_autoescape(["html"]),
         keep_trailing_newline=True,
     )
+    env.globals["lines_html"] = lines_html
+    return env
 
 
 def _read(path: Path) -> str | None:
@@ -125,25 +134,22 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _log_of(path: str | None, store: Store) -> str | None:
-    """A check's log, when it is a file of the store's own: a path a row names (an
-    imported one, say) or a link there that leads elsewhere is not read."""
-    if not path:
-        return None
-    where = Path(path).resolve()
-    if not where.is_relative_to(store.path.resolve()) or not where.is_file():
-        return None
-    return _read(where)
+Rows = dict[str, list[dict[str, Any]]]
 
 
-def _rows_of(name: str, store: Store, run_ids: Sequence[str]) -> pl.DataFrame:
+def _rows_of(name: str, store: Store, run_ids: Sequence[str]) -> Rows:
+    """The table's rows of the runs, by run id: read once, not filtered per page."""
     try:
         frame = table(name, store)
     except UsageError:
-        return pl.DataFrame()
+        return {}
     if frame.is_empty() or "run_id" not in frame.columns:
-        return frame
-    return frame.filter(pl.col("run_id").is_in(list(run_ids)))
+        return {}
+    frame = frame.filter(pl.col("run_id").is_in(list(run_ids)))
+    return {
+        str(key[0]): part.to_dicts()
+        for key, part in frame.partition_by("run_id", as_dict=True, maintain_order=True).items()
+    }
 
 
 def report(
@@ -155,6 +161,7 @@ def report(
     """Write the report of the store's runs (of one run set with `run_set`) to the
     folder `out`; its index page."""
     folder, out = Store.at(store).checked(), Path(out)
+    _real.cache_clear()  # a folder made a link since the last report is seen as one
     runs = stored_runs(folder, run_set=run_set)
     if runs.is_empty():
         raise UsageError(
@@ -172,19 +179,103 @@ def report(
     common = {"store": str(folder.path), "written": written}
     rows = runs.to_dicts()
     ids = [str(r["run_id"]) for r in rows]
-    checks = _rows_of("checks", folder, ids)
-    tests = _rows_of("tests", folder, ids)
-    sessions = _rows_of("sessions", folder, ids)
-    sites = _rows_of("sites", folder, ids)
-    for row in rows:
-        page = _run_page(row, folder, out, checks, tests, sessions, sites)
-        (out / "runs" / f"{row['run_id']}.html").write_text(
-            env.get_template("run.html").render(root="../", **common, **page)
-        )
+    tables = [_rows_of(name, folder, ids) for name in ("checks", "tests", "sessions", "sites")]
+    index = _written_apart(
+        partial(_write_pages, rows, folder, out, tables, common),
+        partial(_said, _write_index, runs, env, out, run_set, common),
+        many=len(rows) >= PAGES_APART,
+    )
     kept = set(ids)
     for stale in (out / "runs").glob("*.html"):  # an earlier report's runs, not this one's
         if stale.stem not in kept:
             stale.unlink(missing_ok=True)
+    return index
+
+
+PAGES_APART = 200
+"""From this many runs, their pages are written by forked processes, one a core, while
+this one draws the index: a page is a few milliseconds of Python (its diff coloured),
+and a thousand of them on one core are seconds. Forked, not spawned: a worker needs
+nothing imported again nor sent, and it uses neither polars nor a thread."""
+
+
+def _written_apart(
+    pages: Callable[[int, int], None], index: Callable[[], Path], *, many: bool
+) -> Path:
+    """`pages(n, workers)` (every `workers`-th run from the `n`-th) in worker processes
+    where there are many pages and this is Linux, `index()` here meanwhile; all here
+    otherwise. A worker that failed is an error of the report's."""
+    workers = (os.cpu_count() or 1) if many and sys.platform == "linux" else 1
+    if workers == 1:
+        _said(pages, 0, 1)
+        return index()
+    context = get_context("fork")
+    children = [
+        context.Process(target=_worker, args=(pages, n, workers), daemon=True)
+        for n in range(workers)
+    ]
+    for child in children:
+        child.start()
+    try:
+        written = index()
+    finally:
+        for child in children:
+            child.join()
+    failed = [c.exitcode for c in children if c.exitcode != 0]
+    if failed:
+        raise UsageError(
+            "report",
+            "--out",
+            f"{len(failed)} of {workers} page writers failed "
+            f"(exit {failed[0]}): the error is above; the site is not whole",
+        )
+    return written
+
+
+_T = TypeVar("_T")
+
+
+def _said(write: Callable[..., _T], *args: Any) -> _T:
+    """`write(*args)`, a file it could not write said in one line (a full disk, a
+    folder where a page goes), not raised as an OSError."""
+    try:
+        return write(*args)
+    except OSError as exc:
+        where = exc.filename or "report"
+        raise UsageError(where, "--out", exc.strerror or str(exc)) from None
+
+
+def _worker(pages: Callable[[int, int], None], n: int, workers: int) -> None:
+    """A forked page writer: its error as one line on stderr, and exit 2."""
+    try:
+        _said(pages, n, workers)
+    except UsageError as exc:
+        print(f"benchkit: {exc}", file=sys.stderr, flush=True)
+        sys.exit(2)
+
+
+def _write_pages(
+    rows: Sequence[Mapping[str, Any]],
+    folder: Store,
+    out: Path,
+    tables: Sequence[Rows],
+    common: Mapping[str, str],
+    first: int = 0,
+    step: int = 1,
+) -> None:
+    """Every `step`-th run's page, from the `first`."""
+    template = _environment().get_template("run.html")
+    for row in rows[first::step]:
+        page = _run_page(row, folder, out, *tables)
+        (out / "runs" / f"{row['run_id']}.html").write_text(
+            template.render(root="../", **common, **page)
+        )
+
+
+def _write_index(
+    runs: pl.DataFrame, env: Environment, out: Path, run_set: str | None, common: Mapping[str, str]
+) -> Path:
+    """The pair pages, the styles and script, the plots and the index."""
     pairs = pair_pages(runs)
     for pair in pairs:
         (out / "pairs" / pair.file).write_text(
@@ -196,9 +287,8 @@ def report(
         if stale.name not in {p.file for p in pairs}:
             stale.unlink(missing_ok=True)
     for name in ("style.css", "sort.js"):
-        (out / name).write_text(
-            files("benchkit.analysis").joinpath(f"templates/{name}").read_text()
-        )
+        text = files("benchkit.analysis").joinpath(f"templates/{name}").read_text()
+        (out / name).write_text(text + (syntax_style() if name == "style.css" else ""))
     index = _index(runs, out, run_set) | {"pairs": pair_names(pairs)}
     path = out / "index.html"
     path.write_text(env.get_template("index.html").render(root="", **common, **index))
@@ -260,36 +350,76 @@ def _index(runs: pl.DataFrame, out: Path, run_set: str | None) -> dict[str, Any]
     }
 
 
-def _copies(row: Mapping[str, Any], folder: Store, out: Path) -> dict[str, str]:
-    """The run's logs and patches, copied beside its page; name to link."""
-    artifacts = folder.artifacts(str(row["run_id"]))
-    kept = out / "runs" / str(row["run_id"])
+KEPT = {"logs": (".log", "arm.stdout", "instruction.txt"), "": (".patch",)}
+"""The files of a run's artifacts a page links to, by folder: its logs, its output and
+what it was told, its patches."""
+
+
+def _copies(
+    row: Mapping[str, Any], folder: Store, out: Path, logs: Sequence[str | None]
+) -> dict[str, str]:
+    """The run's logs and patches, and the logs its checks name (its baseline's are
+    shared by the runs of one bench), copied beside its page (a hard link where the
+    filesystem allows): each one's name (`logs/after-test.log`) to its link from the
+    page. A folder is no log, and a link, or a path a row names outside the store, may
+    lead anywhere: none is copied. (os, not pathlib: a thousand pages, a dozen files
+    each.)"""
+    run_id = str(row["run_id"])
+    artifacts, kept = str(folder.artifacts(run_id)), os.path.join(out, "runs", run_id)
+    found: dict[str, str] = {}  # name: source
+    for sub, ends in KEPT.items():
+        with suppress(OSError):  # no such folder
+            for e in os.scandir(os.path.join(artifacts, sub)):
+                if e.name.endswith(ends) and e.is_file(follow_symlinks=False):
+                    found[f"{sub}/{e.name}" if sub else e.name] = e.path
+    for log in logs:
+        if log and f"logs/{os.path.basename(log)}" not in found and _of_store(log, folder):
+            found[f"logs/{os.path.basename(log)}"] = log
     links = {}
-    found = [*artifacts.glob("logs/*.log"), *artifacts.glob("*.patch")]
-    found += [artifacts / "logs" / "arm.stdout"]  # the arm's output: its transcript
-    # a folder there is no log, and a link may lead out of the store: neither is copied
-    for source in sorted(f for f in found if f.is_file() and not f.is_symlink()):
-        target = kept / source.relative_to(artifacts)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target.with_name(target.name + ".txt"))  # opens as text
-        links[str(source.relative_to(artifacts))] = (
-            f"{row['run_id']}/{target.relative_to(kept)}.txt"
-        )
+    for at, source in sorted(found.items()):
+        target = os.path.join(kept, at + ".txt")  # opens as text
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with suppress(FileNotFoundError):
+            os.unlink(target)  # an earlier report's
+        try:
+            os.link(source, target)
+        except OSError:  # another filesystem, or one without links
+            shutil.copyfile(source, target)
+        links[at] = f"{run_id}/{at}.txt"
     return links
+
+
+@lru_cache(maxsize=256)
+def _real(folder: str) -> str:
+    """A folder's real path. Asked once a report: `report` clears it."""
+    return os.path.realpath(folder)
+
+
+def _of_store(path: str, folder: Store) -> bool:
+    """A regular file, not a link, in a folder that really is under the store's."""
+    where = os.path.join(_real(os.path.dirname(os.path.abspath(path))), os.path.basename(path))
+    inside = where.startswith(_real(str(folder.path)) + os.sep)
+    return inside and os.path.isfile(where) and not os.path.islink(where)
+
+
+def _own(name: str, links: Mapping[str, str], out: Path) -> str | None:
+    """A file the page links to (`logs/after-test.log`), read from its copy: what was
+    not copied (a row's path elsewhere, a link in the store) is not read."""
+    return _read(out / "runs" / links[name]) if name in links else None
 
 
 def _run_page(
     row: Mapping[str, Any],
     folder: Store,
     out: Path,
-    checks: pl.DataFrame,
-    tests: pl.DataFrame,
-    sessions: pl.DataFrame,
-    sites: pl.DataFrame,
+    checks: Rows,
+    tests: Rows,
+    sessions: Rows,
+    sites: Rows,
 ) -> dict[str, Any]:
     run_id = str(row["run_id"])
-    links = _copies(row, folder, out)
-    mine = checks.filter(pl.col("run_id") == run_id).to_dicts() if checks.height else []
+    links = _copies(row, folder, out, [c["log_path"] for c in checks.get(run_id, [])])
+    mine = checks.get(run_id, [])
     check_rows = [
         {
             "cells": [
@@ -300,20 +430,18 @@ def _run_page(
                 shown("duration_s", c["duration_s"]).text,
                 _text(c["note"]),
             ],
-            "log": excerpt(log) if (log := _log_of(c["log_path"], folder)) is not None else None,
-            "href": links.get(f"logs/{Path(c['log_path'] or '').name}"),
+            "log": excerpt(log) if (log := _own(f"logs/{name}", links, out)) is not None else None,
+            "href": links.get(f"logs/{name}"),
         }
         for c in mine
+        for name in [os.path.basename(c["log_path"] or "") or "-"]
     ]
-    own_tests = tests.filter(pl.col("run_id") == run_id).to_dicts() if tests.height else []
+    own_tests = tests.get(run_id, [])
     passed = sum(1 for t in own_tests if t["phase"] == "after" and t["outcome"] == "passed")
-    own_sessions = sessions.filter(pl.col("run_id") == run_id).to_dicts() if sessions.height else []
-    own_sites = sites.filter(pl.col("run_id") == run_id).to_dicts() if sites.height else []
-    artifacts = folder.artifacts(run_id)
+    own_sessions, own_sites = sessions.get(run_id, []), sites.get(run_id, [])
     marker = f" ({row['origin']})" if row.get("origin") in ("simulated", "imported") else ""
-    human, agent = _read(artifacts / "human.patch"), _read(artifacts / "agent.patch")
-    output = _log_of(str(artifacts / "logs" / "arm.stdout"), folder)
-    told = _log_of(str(artifacts / "logs" / "instruction.txt"), folder)
+    human, agent = (_own(n, links, out) for n in ("human.patch", "agent.patch"))
+    output, told = (_own(f"logs/{n}", links, out) for n in ("arm.stdout", "instruction.txt"))
     transcript = read_transcript(output, told) if output else None
     return {
         "title": run_id,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import subprocess
@@ -13,6 +14,8 @@ from pathlib import Path
 import pytest
 
 import benchkit
+import benchkit.analysis.report as report_module
+from benchkit.errors import UsageError
 from benchkit.records import SECRET_MARK
 from benchkit.store.parquet import update_run
 from tests.conftest import TinyRepo, a_cache, tiny_repo
@@ -78,7 +81,8 @@ def test_the_report_holds_every_run_its_figures_and_its_plots(site: Site) -> Non
     assert "$0.0000" not in index  # no run reported a cost: none is summed up to $0
     human = next(r for r in rows if r["arm"] == "human")
     page = (out / "runs" / f"{human['run_id']}.html").read_text()
-    assert page.count("+VERSION = 2") == 2  # the human's hunk, and the arm's beside it
+    added = [text for kind, text in _diff_lines(page) if kind == "added"]
+    assert added.count("+VERSION = 2") == 2  # the human's hunk, and the arm's beside it
     assert page.count("logs/") >= 2
 
 
@@ -249,6 +253,38 @@ def test_a_run_whose_arm_kept_its_session_shows_it_turn_by_turn_its_secret_redac
         assert written.is_dir() or key not in written.read_text(errors="replace"), written
 
 
+def test_pages_written_by_forked_workers_are_the_pages_written_here(
+    site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `PAGES_APART` runs the pages are written by a worker a core: the same
+    pages, byte for byte (but the time written); a worker that fails is said."""
+    store = Path(str(site.rows[0]["artifacts"])).parent.parent
+    here, apart = tmp_path / "here", tmp_path / "apart"
+    report_module.report(store, here)
+    monkeypatch.setattr(report_module, "PAGES_APART", 1)
+    report_module.report(store, apart)
+    pages = sorted(p.name for p in (here / "runs").glob("*.html"))
+    assert pages == sorted(p.name for p in (apart / "runs").glob("*.html")) and len(pages) == 3
+    for name in pages:
+        one, two = ((s / "runs" / name).read_text() for s in (here, apart))
+        assert re.sub("written [^<]*", "", one) == re.sub("written [^<]*", "", two), name
+    blocked = tmp_path / "blocked"
+    (blocked / "runs" / pages[0]).mkdir(parents=True)  # a folder where a page goes
+    with pytest.raises(UsageError, match=r"1 of \d page writers failed \(exit 2\)"):
+        report_module.report(store, blocked)
+    monkeypatch.setattr(report_module, "PAGES_APART", 1000)  # written here: said the same
+    with pytest.raises(UsageError, match=rf"{pages[0]}: --out: Is a directory"):
+        report_module.report(store, blocked)
+
+
+def _diff_lines(page: str) -> list[tuple[str, str]]:
+    """Each diff line of the page: its kind, and its text as read (its base number, its
+    sign, its code, without the spans that colour it)."""
+    kinds = r'<span class="(removed|added|context)">'
+    found = re.findall(kinds + r"(.*?)(?=" + kinds[:-1] + r"|</pre>)", page, re.S)
+    return [(kind, html.unescape(re.sub(r"<[^>]+>", "", text))) for kind, text, _ in found]
+
+
 def _visible(page: str) -> str:
     """The page's text as a reader sees it: no tags, no attributes (a title holds the
     exact value on purpose)."""
@@ -274,8 +310,9 @@ def test_a_failing_agents_page_starts_with_its_answer_shows_every_hunk_and_no_re
     for number in range(int(str(agent["sites_total"]))):
         assert f"site {number}: missed" in page, number
     arm = calc[calc.index("touches no site") :]
-    assert re.search(r'<span class="removed"><span class="no">2</span>-    return a \+ b', arm)
-    assert re.search(r'<span class="added"><span class="no"></span>\+    return a - b', arm)
+    lines = _diff_lines(arm[: arm.index("</pre>")])
+    assert ("removed", "2-    return a + b") in lines and ("added", "+    return a - b") in lines
+    assert '<span class="k">return</span>' in arm  # coloured as Python: a keyword
     # the tests under the gate's word, with their full ids; each check's log folded
     regression = r"<td>regression</td><td>test_calc.py::test_add</td><td>[^<]*assert[^<]*</td>"
     assert re.search(regression + r"<td>passed 0 of 1 alone</td>", page)
