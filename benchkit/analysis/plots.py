@@ -11,6 +11,7 @@ draw is a `UsageError` that says why, never empty axes.
 from __future__ import annotations
 
 import io
+import textwrap
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -39,6 +40,19 @@ class Plot(Figure):
 
 SMALLEST = 9
 """The smallest type on a plot, in points: readable where a report shows it."""
+
+
+TITLE_WIDTH = 60  # characters: a longer title goes on two lines, not past the figure
+
+
+def _title(ax: Axes, text: str) -> None:
+    ax.set_title(textwrap.fill(text, TITLE_WIDTH), fontsize=10)
+
+
+def _slanted(ax: Axes) -> None:
+    """The groups' names slanted, each ending under its tick: none runs off the left."""
+    for label in ax.get_xticklabels():
+        label.set(rotation=30, horizontalalignment="right", rotation_mode="anchor")
 
 
 def _figure(width: float = 7.6) -> tuple[Plot, Axes]:
@@ -94,7 +108,7 @@ def coverage_vs_cost(runs: pl.DataFrame, by: Sequence[str]) -> Plot:
     title = "Coverage against cost"
     if left_out:
         title += f" ({left_out} runs without a reported cost left out)"
-    ax.set_title(title, fontsize=10)
+    _title(ax, title)
     _legend(fig, by)
     return fig
 
@@ -121,11 +135,9 @@ def wall_by_group(runs: pl.DataFrame, by: Sequence[str]) -> Plot:
         ax.scatter(x, each, s=12, alpha=0.6, label=labels[n], color=colour, marker=marker)
     paid = float(groups["base_s"].sum())
     ax.set_ylabel("wall time without the base checks (s)")
-    ax.set_title(
-        f"Wall time by {' and '.join(by)} (base checks apart: {paid:.1f} s in all)",
-        fontsize=10,
-    )
-    ax.tick_params(axis="x", labelrotation=30, labelsize=SMALLEST)
+    _title(ax, f"Wall time by {' and '.join(by)} (base checks apart: {paid:.1f} s in all)")
+    ax.tick_params(axis="x", labelsize=SMALLEST)
+    _slanted(ax)
     _legend(fig, by)
     return fig
 
@@ -151,6 +163,7 @@ def _rates(runs: pl.DataFrame, by: Sequence[str], metrics: list[str]) -> tuple[l
 def _bars(fig: Plot, ax: Axes, labels: list[str], found: Bars, names: dict[str, str]) -> None:
     width = 0.8 / max(len(found), 1)
     x = np.arange(len(labels))
+    upright = len(found) > 2  # bars too narrow for their counts written across
     for i, (m, (mean, errors, n)) in enumerate(found.items()):
         bars = ax.bar(
             x + i * width, np.nan_to_num(mean), width, yerr=errors, label=names.get(m, m), capsize=2
@@ -161,9 +174,11 @@ def _bars(fig: Plot, ax: Axes, labels: list[str], found: Bars, names: dict[str, 
         counts = [
             f"{round(v * k)}/{k}" if k else "-" for v, k in zip(np.nan_to_num(mean), n, strict=True)
         ]
-        ax.bar_label(bars, counts, fontsize=SMALLEST, padding=1)
-    ax.set_xticks(x + 0.4 - width / 2, labels, rotation=30, fontsize=SMALLEST)
-    ax.set_ylim(-0.03, 1.1)  # a zero rate's line clear of the axis
+        ax.bar_label(bars, counts, fontsize=SMALLEST, padding=2, rotation=90 if upright else 0)
+    ax.set_xticks(x + 0.4 - width / 2, labels, fontsize=SMALLEST)
+    _slanted(ax)
+    ax.set_ylim(-0.03, 1.3 if upright else 1.1)  # a zero rate's line clear of the axis
+    ax.set_yticks(np.linspace(0, 1, 6))
 
 
 def check_pass_rates(runs: pl.DataFrame, by: Sequence[str]) -> Plot:
@@ -182,7 +197,7 @@ def check_pass_rates(runs: pl.DataFrame, by: Sequence[str]) -> Plot:
     fig, ax = _figure(8.4)
     _bars(fig, ax, labels, found, names)
     ax.set_ylabel("share of runs where the check passed")
-    ax.set_title(f"Checks passed by {' and '.join(by)} (95% Wilson intervals)", fontsize=10)
+    _title(ax, f"Checks passed by {' and '.join(by)} (95% Wilson intervals)")
     fig.legend(loc="outside right upper", fontsize=SMALLEST, title="check", title_fontsize=SMALLEST)
     return fig
 
@@ -196,7 +211,7 @@ def flaky_rate(runs: pl.DataFrame, by: Sequence[str]) -> Plot:
     fig, ax = _figure()
     _bars(fig, ax, labels, found, {"flaky": "flaky-pass"})
     ax.set_ylabel("share of judged runs that were flaky-pass")
-    ax.set_title(f"Flaky rate by {' and '.join(by)} (95% Wilson intervals)", fontsize=10)
+    _title(ax, f"Flaky rate by {' and '.join(by)} (95% Wilson intervals)")
     return fig
 
 

@@ -103,6 +103,8 @@ def site_rows(sites: Sequence[Mapping[str, Any]]) -> list[Site]:
         lines = (
             f"after {row['start']}"
             if length == 0
+            else f"{row['start']}"
+            if length == 1
             else f"{row['start']}-{row['start'] + length - 1}"
         )
         shown.append(
@@ -342,7 +344,8 @@ def _index(runs: pl.DataFrame, out: Path, run_set: str | None) -> dict[str, Any]
         ],
         "compare_header": compare_header,
         "compare_rows": compare_rows,
-        "compare_note": note,
+        "compare_note": note.partition("\n\n")[0],  # then the notes on figures, listed
+        "compare_notes": [n.removeprefix("- ") for n in note.partition("\n\n")[2].splitlines()],
         "plots": plots,
         "runs_header": header,
         "runs_rows": [cells(row, header) for row in rows],
