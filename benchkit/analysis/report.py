@@ -1,13 +1,15 @@
 """A report to browse: a static site of a store's runs that opens from disk.
 
 `benchkit report [--set NAME] --out DIR` writes `index.html` (the run sets, the
-comparison table, the plots and every run) and one page per run (its answer first:
-verdict, coverage, cost, wall, tampering; then the sites of the human reference and
-the change file by file, the human's and the arm's side by side (`diff_view`); the
-gate, the tests that did not pass, the checks with their logs, the sessions, and the
-whole spec folded). No server and no script from elsewhere: the pages are HTML and
-CSS, the plots PNG files, the logs and patches copies. Every value is escaped, and
-read as `reading` rounds it.
+comparison table, the pairs of arms, the plots and every run), a page per pair of arms
+of a set (`pair_view`) and one per run (its answer first: verdict, coverage, cost,
+wall, tampering; then the sites of the human reference and the change file by file,
+the human's and the arm's side by side (`diff_view`, coloured by `colour`); the gate,
+the tests that did not pass, the checks with their logs, the sessions, the transcript
+(`transcript_view`), and the whole spec folded). No server and no script from
+elsewhere: the pages are HTML and CSS with a few lines of the project's own script,
+the plots PNG files, the logs and patches copies. Every value is escaped, and read as
+`reading` rounds it.
 """
 
 from __future__ import annotations
