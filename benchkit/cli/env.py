@@ -30,7 +30,7 @@ def env_list() -> None:
 
 
 @env.command(name="prune")
-@click.option("--unused-days", type=click.FloatRange(min=0), help="Only those unused so long.")
+@click.option("--unused-days", type=float, help="Only those unused so long (days, 0 or more).")
 @click.option("--all", "everything", is_flag=True, help="Every cached environment.")
 def env_prune(unused_days: float | None, everything: bool) -> None:
     """Remove cached environments (pilots at work keep their own copies)."""

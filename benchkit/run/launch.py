@@ -10,7 +10,9 @@ and records it.
 from __future__ import annotations
 
 import math
+import os
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from itertools import product
@@ -18,7 +20,7 @@ from pathlib import Path
 
 import polars as pl
 
-from benchkit.bench.names import NAME
+from benchkit.bench.names import NAME, NAME_RULE
 from benchkit.errors import SetError, UsageError
 from benchkit.records import DEFAULT_SET, LAUNCHERS, RERUNS, LauncherName, PilotSpec, Run
 from benchkit.run.claims import claim, release
@@ -41,6 +43,10 @@ def _each(value: str | Path | Sequence[str | Path]) -> list[str]:
     return [str(v) for v in values] or [""]
 
 
+MOST_PILOTS = 100_000
+"""The largest matrix one command plans: past it, the plan alone would fill memory."""
+
+
 def pilot_specs(
     bench: str | Path | Sequence[str | Path],
     arms: list[str],
@@ -54,7 +60,16 @@ def pilot_specs(
     checks: tuple[str, ...] = (),
     run_set: str = DEFAULT_SET,
 ) -> list[PilotSpec]:
-    """The matrix: every bench, arm, executor, model and trial, crossed, in that order."""
+    """The matrix: every bench, arm, executor, model and trial, crossed, in that order.
+    Raises `UsageError` for a matrix larger than `MOST_PILOTS`, before it is made."""
+    sizes = [len(_each(bench)), len(arms), len(_each(executor)), len(_each(model)), trials]
+    if math.prod(sizes) > MOST_PILOTS:
+        raise UsageError(
+            "trials" if trials > MOST_PILOTS else "matrix",
+            "",
+            f"{' x '.join(map(str, sizes))} pilots (benches, arms, executors, models, trials) "
+            f"is more than one matrix may hold ({MOST_PILOTS:,}): split it into sets",
+        )
     return [
         PilotSpec(
             bench=one_bench,
@@ -72,6 +87,25 @@ def pilot_specs(
             _each(bench), arms, _each(executor), _each(model), range(1, trials + 1)
         )
     ]
+
+
+class LaunchWarning(UserWarning):
+    """More pilots at a time than this machine has cores."""
+
+
+def _jobs(jobs: int, pilots: int) -> int:
+    """The pilots at a time: never more than the matrix holds (a worker for each), and
+    said when more than this machine's cores (they share them, each pilot several
+    processes)."""
+    jobs = max(1, min(jobs, pilots))
+    cores = os.cpu_count() or 1
+    if jobs > cores:
+        warnings.warn(
+            f"{jobs} pilots at a time on {cores} cores: they share them, each one slower",
+            LaunchWarning,
+            stacklevel=3,
+        )
+    return jobs
 
 
 def run_pilots(
@@ -96,8 +130,9 @@ def run_pilots(
     its run's, the others go on, and the first is raised at the end."""
     for name in {spec.run_set for spec in specs}:
         if not re.fullmatch(NAME, name):
-            raise UsageError("run_set", "", f"is letters, digits, '.', '_' and '-', not {name!r}")
+            raise UsageError("run_set", "", f"is {NAME_RULE}, not {name!r}")
     folder = Store.at(store).writable()
+    jobs = _jobs(jobs, len(specs))
     chosen = make_launcher(
         launcher, jobs=jobs, address=ray_address, refresh_baseline=refresh_baseline, sandbox=sandbox
     )

@@ -32,7 +32,7 @@ import polars as pl
 import pyarrow as pa
 
 from benchkit.arm_report import MOST_USD
-from benchkit.bench.names import NAME
+from benchkit.bench.names import NAME, NAME_RULE
 from benchkit.errors import ImportFileError
 from benchkit.gate.ci import CI_STATUSES, status_of_words
 from benchkit.gate.verdict import Verdict
@@ -336,7 +336,7 @@ def read_import(
         row.setdefault("run_id", None)
         row["run_id"] = row["run_id"] or f"{name}-{n + 1}"
         if not re.match(NAME, str(row["run_id"])):
-            said = f"letters, digits, '.', '_' and '-', not {row['run_id']!r}"
+            said = f"{NAME_RULE}, not {row['run_id']!r}"
             raise ImportFileError(path, f"row {n + 2}, run_id", said)
         row["schema_version"] = SCHEMA_VERSION
         row["origin"] = "imported"

@@ -23,6 +23,7 @@ from benchkit.records import CheckResult, CheckStatus, Phase
 from benchkit.workspace import proc
 from benchkit.workspace.commands import allowed_env, substitute, words
 from benchkit.workspace.environment import Instance
+from benchkit.workspace.inside import stays_in
 from benchkit.workspace.sandbox import Sandbox
 
 # `python -m tool` prints this when the tool is not installed.
@@ -75,6 +76,8 @@ def read_report(
     which `root` is a package's folder, each file is named from the tree too."""
     tree = tree or root
     name = _named(report, tree)
+    if tree is not None and not stays_in(tree, report):
+        return None, f"{name}: a link out of the tree, not read"
     if not report.exists():
         return None, f"{name} not written"
     if report.is_dir():
@@ -239,10 +242,11 @@ def test_run_of(
     )
 
 
-def _stale_gone(report: Path) -> None:
+def _stale_gone(report: Path, tree: Path) -> None:
     """A report left by an earlier run removed: it must not pass for a new one (a
-    folder where the report goes is left, and read as no report)."""
-    if not report.is_dir():
+    folder where the report goes is left, and read as no report). Nothing is removed
+    outside the tree: a report path that leads out through a link is left alone."""
+    if stays_in(tree, report) and not report.is_dir():
         report.unlink(missing_ok=True)
 
 
@@ -264,7 +268,7 @@ def run_check(
     )
     if tests is not None and by_report:
         for stale in worktree.glob(tests.report) if tests.in_packages else [tests.report]:
-            _stale_gone(worktree / stale)
+            _stale_gone(worktree / stale, worktree)
     values = {"worktree": str(worktree), "report": _report_word(worktree, tests)}
     finished, output = _run(
         substitute(check.command, values),
@@ -333,7 +337,7 @@ def run_alone(
     if tests.in_packages:
         package = package_folder((worktree / file).parent, worktree)
     report = package / tests.report_name
-    _stale_gone(report)
+    _stale_gone(report, worktree)
     test_check = next(c for c in bench.file.checks if c.name == tests.check)
     safe = file.replace("/", "_")
     given = str((worktree / file).relative_to(package))

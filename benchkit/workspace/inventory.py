@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchkit.errors import UsageError
 from benchkit.workspace.environment import BACKENDS, removed_unless_bound
 from benchkit.workspace.recipe import LAST_USED, META, envs_dir
 
@@ -85,7 +87,10 @@ def _described(meta: Any) -> tuple[str, int, str] | None:
 def prune(*, unused_days: float | None = None) -> list[str]:
     """Remove cached environments (all of them, or those unused for `unused_days`);
     their keys. One a pilot at work binds is kept (a copy is the pilot's own), so
-    removing is always safe."""
+    removing is always safe. Raises `UsageError` for days that are no number of days
+    (NaN, which no age is less than, would remove them all)."""
+    if unused_days is not None and not (math.isfinite(unused_days) and unused_days >= 0):
+        raise UsageError("--unused-days", "", f"is a number of days, 0 or more, not {unused_days}")
     now = datetime.now(UTC)
     removed = []
     for entry in cached():

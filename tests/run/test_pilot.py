@@ -281,7 +281,7 @@ def test_compare_counts_neither_a_stopped_run_nor_an_unjudged_one_as_the_arms(
     assert (human["runs"], human["coverage_mean"], human["pass_mean"]) == (1, 1.0, 1.0)
     assert (noop["runs"], noop["pass_n"], noop["pass_mean"]) == (1, 0, None)  # unknown
     table = result.to_markdown()
-    assert "| noop | 1 (few) | 0 | - |" in table
+    assert "| noop | 1 (few) | 0.0% | - |" in table  # coverage a share, in percent
     assert "1 run left out: interrupted, crashed or still running" in table
 
 
