@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, model_validator
 
-from benchkit.bench.files import Command, Seconds, Strict, validated
+from benchkit.bench.files import Argument, Command, Env, EnvName, Seconds, Strict, validated
 from benchkit.bench.names import NAME
 from benchkit.errors import ArmError
 
@@ -110,15 +110,15 @@ class Executor(Strict):
     """What one executor adds: arguments after the command, and environment."""
 
     args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
+    env: Env = Field(default_factory=dict)
 
 
 class ArmEnv(Strict):
     """What the arm's environment holds besides PATH, HOME and the locale."""
 
-    allow: list[str] = Field(default_factory=list)  # passed through from benchkit's
-    secret: list[str] = Field(default_factory=list)  # passed through, values redacted
-    set: dict[str, str] = Field(default_factory=dict)
+    allow: list[EnvName] = Field(default_factory=list)  # passed through from benchkit's
+    secret: list[EnvName] = Field(default_factory=list)  # passed through, values redacted
+    set: Env = Field(default_factory=dict)
 
 
 def _scratch(pattern: str) -> str:
@@ -160,7 +160,7 @@ class ArmFile(Strict):
     # what the tool writes in the worktree for itself (a cache, a history), as git
     # patterns from the worktree's root: left out of its change
     scratch: list[Annotated[str, AfterValidator(_scratch)]] = Field(default_factory=list)
-    vars: dict[str, str] = Field(default_factory=dict)
+    vars: dict[str, Argument] = Field(default_factory=dict)
     env: ArmEnv = Field(default_factory=ArmEnv)
     executors: dict[str, Executor] = Field(default_factory=dict)
     default_executor: str | None = None  # else the first of `executors`

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
-from benchkit.bench.files import Command, Seconds, Strict, validated
+from benchkit.bench.files import Argument, Command, Env, Seconds, Strict, validated
 from benchkit.bench.names import NAME, RESERVED_CHECKS
 from benchkit.errors import BenchError
 from benchkit.gate.runners import RUNNERS
@@ -247,7 +247,7 @@ class SweBench(Strict):
 class BenchFile(Strict):
     name: Annotated[str, Field(pattern=NAME)]
     description: str = ""
-    instruction: Annotated[str, Field(min_length=1)]
+    instruction: Annotated[Argument, Field(min_length=1)]
     repo: Repo
     human: Human
     checks: list[Check] = Field(default_factory=list)
@@ -255,7 +255,7 @@ class BenchFile(Strict):
     sites: Sites = Field(default_factory=Sites)
     environment: Environment = Field(default_factory=Environment)
     sandbox: Sandbox = Field(default_factory=Sandbox)
-    env: dict[str, str] = Field(default_factory=dict)
+    env: Env = Field(default_factory=dict)
     swebench: SweBench | None = None
     ci_timeout: Annotated[Seconds, Field(gt=0)] = 600.0  # how long the forge's CI is waited for
     ci_poll: Annotated[Seconds, Field(gt=0)] = 30.0  # and how often it is asked

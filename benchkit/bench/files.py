@@ -18,13 +18,36 @@ from benchkit.errors import BenchkitError
 FileModel = TypeVar("FileModel", bound=BaseModel)
 
 
+LONGEST_ARGUMENT = 131_071
+"""Bytes one argument to a program may hold (Linux's MAX_ARG_STRLEN, less its NUL)."""
+
+
+def _argument(text: str) -> str:
+    """Text a program is given (an argument, a variable's value): no NUL byte, which
+    none can hold, and no longer than one argument may be."""
+    if "\0" in text:
+        raise ValueError("holds a NUL byte, which no program's argument or variable can")
+    size = len(text.encode(errors="surrogateescape"))
+    if size > LONGEST_ARGUMENT:
+        raise ValueError(
+            f"is {size:,} bytes: one argument to a program is at most {LONGEST_ARGUMENT:,}"
+        )
+    return text
+
+
 def _runnable(command: str | list[str]) -> str | list[str]:
     if not (command.strip() if isinstance(command, str) else command and command[0].strip()):
         raise ValueError("names no program: give a shell line or a list starting with one")
+    for part in [command] if isinstance(command, str) else command:
+        _argument(part)
     return command
 
 
 Command = Annotated[str | list[str], AfterValidator(_runnable)]  # a check's or an arm's
+Argument = Annotated[str, AfterValidator(_argument)]  # an instruction, a variable's value
+ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+EnvName = Annotated[str, Field(pattern=ENV_NAME)]  # no `=`, no NUL: what a program takes
+Env = dict[EnvName, Argument]
 LONGEST_S = 7 * 24 * 3600.0  # a week: a timeout past it is a slip of the keyboard
 # A time in a file: a number (never `true`, never a string), finite, at most a week.
 Seconds = Annotated[float, Field(strict=True, allow_inf_nan=False, le=LONGEST_S)]

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,46 @@ def test_env_prune_takes_a_number_of_days_not_nan(tmp_path: Path) -> None:
         done = _benchkit("env", "prune", "--unused-days", days, env=env)
         assert done.returncode == 2, (days, done.stderr)
         assert done.stderr.count("\n") == 1 and "--unused-days" in done.stderr, done.stderr
+
+
+INSTRUCTION = 'instruction = "Add mul() to calc and bump VERSION."'
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda t: t + '\n[env]\n"A=B" = "1"\n', "bench.toml: env.A=B.[key]: String should match"),
+        (lambda t: t + '\n[env]\nA = "x\\u0000y"\n', "bench.toml: env.A: holds a NUL byte"),
+        (
+            lambda t: t.replace(INSTRUCTION, f'instruction = "{"x" * 200_000}"'),
+            "bench.toml: instruction: is 200,000 bytes: one argument to a program is at "
+            "most 131,071",
+        ),
+    ],
+    ids=["env-name-with-equals", "nul-in-env-value", "instruction-past-an-argument"],
+)
+def test_a_bench_file_no_program_could_take_is_one_line_before_anything_is_written(
+    tiny: TinyRepo, tmp_path: Path, edit: Callable[[str], str], said: str
+) -> None:
+    """Seen before: `ValueError: illegal environment variable name`, `embedded null byte`
+    and `Argument list too long: '/usr/bin/bwrap'`, tracebacks with exit 1, and a
+    failed run recorded."""
+    bench = tiny.bench_dir / "bench.toml"
+    bench.write_text(edit(bench.read_text()))
+    store = tmp_path / "store"
+    done = _benchkit("pilot", "--bench", str(tiny.bench_dir), "--arm", "human", "--store",
+                     str(store), "--sandbox", "none")  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr[-2000:]
+    assert not store.exists()
+
+
+def test_an_arm_file_with_a_nul_in_its_command_is_one_line(tiny: TinyRepo, tmp_path: Path) -> None:
+    arm = tmp_path / "nul.toml"
+    arm.write_text('name = "nul"\ncommand = ["sh", "-c", "echo a\\u0000b"]\n')
+    store = tmp_path / "store"
+    done = _benchkit("pilot", "--bench", str(tiny.bench_dir), "--arm", str(arm), "--store",
+                     str(store), "--sandbox", "none")  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.count("\n") == 1 and "nul.toml: command" in done.stderr, done.stderr
+    assert "NUL byte" in done.stderr and not store.exists()
