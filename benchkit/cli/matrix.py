@@ -5,7 +5,9 @@ printer of a matrix's runs as they end."""
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +23,7 @@ from benchkit.cli.options import (
     stopped_by_interrupts,
     store_option,
 )
+from benchkit.errors import BenchkitError
 from benchkit.records import DEFAULT_SET, LAUNCHERS, RERUNS, LauncherName
 
 if TYPE_CHECKING:
@@ -251,7 +254,8 @@ def run_matrix(matrix: dict[str, Any], store: Path | None, quiet: bool) -> None:
 
     terminal = None if quiet else Terminal(sys.stderr, printer)
     try:
-        with stopped_by_interrupts("interrupted; each pilot at work was recorded, as interrupted"):
+        since = datetime.now(UTC)
+        with stopped_by_interrupts(lambda: f"interrupted; {_recorded_since(store, since)}"):
             runs = benchkit.pilot(**matrix, store=store, progress=False, events=terminal or printer)
     finally:
         if terminal is not None:
@@ -273,6 +277,27 @@ def run_matrix(matrix: dict[str, Any], store: Path | None, quiet: bool) -> None:
         )
     if unjudged or any(r["status"] != "ok" for r in rows):
         sys.exit(1)
+
+
+def _recorded_since(store: Path | None, since: datetime) -> str:
+    """What the store holds of the pilots begun since `since` (this command's), as an
+    interrupted command says it: `2 runs recorded: 1 ok, 1 interrupted`. A pilot at
+    work when the signal came is recorded as interrupted, or as it ended when it was
+    already scoring or recording."""
+    import polars as pl
+
+    try:
+        runs = benchkit.runs(store)
+    except BenchkitError as exc:
+        return f"what was recorded could not be read ({exc})"
+    if runs.is_empty():
+        return "no run was recorded"
+    statuses = Counter(runs.filter(pl.col("started_at") >= since)["status"].to_list())
+    total = sum(statuses.values())
+    if not total:
+        return "no run was recorded"
+    each = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
+    return f"{total} run{'s' * (total != 1)} recorded: {each}"
 
 
 def _said(run: Run, show: Sequence[str]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import errno
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -121,12 +121,12 @@ def pairs(option: str, values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 
 
 @contextmanager
-def stopped_by_interrupts(said: str) -> Iterator[None]:
-    """Ctrl-C or SIGTERM during the block: `said` on stderr, and the exit status of the
-    signal (130 for Ctrl-C)."""
+def stopped_by_interrupts(said: str | Callable[[], str]) -> Iterator[None]:
+    """Ctrl-C or SIGTERM during the block: `said` on stderr (or what it says, asked
+    then), and the exit status of the signal (130 for Ctrl-C)."""
     try:
         with interrupts():
             yield
     except KeyboardInterrupt as exc:
-        click.echo(f"benchkit: {said}", err=True)
+        click.echo(f"benchkit: {said if isinstance(said, str) else said()}", err=True)
         sys.exit(exc.exit_code if isinstance(exc, Terminated) else INTERRUPTED)

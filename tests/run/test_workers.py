@@ -92,6 +92,34 @@ def test_a_sigkilled_benchkit_leaves_no_worker_and_no_arm(tiny: TinyRepo, tmp_pa
                 os.kill(pid, signal.SIGKILL)
 
 
+def test_an_interrupted_command_says_what_it_recorded_not_what_it_meant_to(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """SIGTERM while the second pilot's arm runs: the first was recorded ok, the second
+    interrupted, and the last line says so (seen before: "each pilot at work was
+    recorded, as interrupted", also when the one at work was recorded ok, the signal
+    having come as it was scored or recorded)."""
+    token = f"sleep 155.{os.getpid()}"
+    arm = tmp_path / "sleeper.toml"
+    arm.write_text(f'name = "sleeper"\ncommand = "{token}"\ntimeout = 300\ngrace = 2\n')
+    store = tmp_path / "store"
+    argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
+    argv += ["--arm", "human", "--arm", str(arm), "--sandbox", "none", "--store", str(store)]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not pgrep(token) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert pgrep(token), "the second arm did not start"
+        proc.send_signal(signal.SIGTERM)
+        _, said = proc.communicate(timeout=120)
+        assert proc.returncode == 143, said
+        assert said.strip().endswith("interrupted; 2 runs recorded: 1 interrupted, 1 ok"), said
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_ctrl_c_to_the_whole_group_stops_every_arm_and_records_every_run(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
@@ -130,7 +158,7 @@ def test_ctrl_c_to_the_whole_group_stops_every_arm_and_records_every_run(
         assert pgrep(token) == []  # killed after their grace, not left behind
         runs = benchkit.runs(store)
         assert sorted(runs["status"]) == ["interrupted", "interrupted"], said
-        assert said.strip().endswith("each pilot at work was recorded, as interrupted")
+        assert said.strip().endswith("interrupted; 2 runs recorded: 2 interrupted"), said
         trash = cache_dir() / TRASH  # the workers' pilot folders removed before the exit
         assert not trash.exists() or list(trash.iterdir()) == []
     finally:
