@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import subprocess
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -43,11 +44,24 @@ def locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def removed(path: Path) -> None:
+    """A folder removed whatever its depth: `shutil.rmtree` recurses once a level (an
+    arm's folder 3000 levels deep is a RecursionError, and past PATH_MAX no path
+    reaches it), so what it leaves goes to `rm -rf`, which walks any depth."""
+    try:
+        shutil.rmtree(path)
+    except FileNotFoundError:
+        return
+    except (OSError, RecursionError):
+        argv = ["rm", "-rf", "--", os.fspath(path)]
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+
+
 def _sweep(path: Path) -> None:
     global _sweeper
     if _sweeper is None:
         _sweeper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-trash")
-    _sweeper.submit(shutil.rmtree, path, ignore_errors=True)
+    _sweeper.submit(removed, path)
 
 
 def discard(path: Path) -> None:
@@ -63,7 +77,7 @@ def discard(path: Path) -> None:
         bin_.mkdir(parents=True, exist_ok=True)
         os.rename(path, target)
     except OSError:  # another file system, say: the slow way, now
-        shutil.rmtree(path, ignore_errors=True)
+        removed(path)
         return
     _sweep(target)
 
