@@ -75,6 +75,10 @@ class CommandArm(Arm):
         return self.arm.path
 
     @property
+    def network(self) -> bool:
+        return self.arm.file.network
+
+    @property
     def scratch(self) -> tuple[str, ...]:
         """What its file says the tool writes for itself in the worktree."""
         return tuple(self.arm.file.scratch)

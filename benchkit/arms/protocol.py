@@ -79,6 +79,11 @@ class Arm:
         return ()
 
     @property
+    def network(self) -> bool:
+        """Whether it may use the network (in a sandbox that can take it away)."""
+        return True
+
+    @property
     def simulated(self) -> bool:
         """Whether its runs are simulated data, never evidence about a real tool."""
         return False

@@ -145,6 +145,8 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
                 logs=pilot.logs,
                 sandbox=pilot.sandbox,
             )
+            if not p.arm.network and not pilot.sandbox.cuts_network:
+                pilot.warnings.append(NETWORK_KEPT)
             pilot.outcome = p.arm.run(context)
         finally:
             try:  # at once, before a check touches it
@@ -224,6 +226,12 @@ def _by_session(
     elif commits:
         pilot.warnings.append(f"sites by commit not scored: more than {MOST_STEPS} commits")
     return by_session(sites, report.session_list, commits, first)
+
+
+NETWORK_KEPT = (
+    "network = false not kept: without a sandbox that can take it away (--sandbox "
+    "none), the arm had the machine's network"
+)
 
 
 def execute_plan(

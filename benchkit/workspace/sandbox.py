@@ -118,10 +118,11 @@ def choose(choice: str) -> str:
 class Sandbox:
     """Where one pilot's commands run: its writable folders and its network. A kind of
     sandbox is a subclass named in `SANDBOXES`; nothing outside this module asks which
-    kind it is, only what it does (`binds`, `tells_pid`, `command`)."""
+    kind it is, only what it does (`binds`, `cuts_network`, `tells_pid`, `command`)."""
 
     kind: ClassVar[str]
     binds: ClassVar[bool] = False  # shows the cached environment read-only, not a copy
+    cuts_network: ClassVar[bool] = False  # `network=False` takes the network away
 
     tree: Path  # the worktree: its working directory, writable
     home: Path  # its HOME, writable
@@ -202,6 +203,7 @@ class Bubblewrap(Sandbox):
 
     kind: ClassVar[str] = "bwrap"
     binds: ClassVar[bool] = True
+    cuts_network: ClassVar[bool] = True
 
     @classmethod
     def problem(cls) -> str | None:

@@ -17,6 +17,7 @@ import polars as pl
 import pytest
 
 import benchkit
+from benchkit.run.pilot import NETWORK_KEPT
 from benchkit.workspace.cache import cache_dir
 from tests.conftest import ROOT, TinyRepo
 from tests.helpers import started_as_a_terminal_starts_it
@@ -659,3 +660,20 @@ def test_a_report_file_the_tool_links_elsewhere_is_not_read(tiny: TinyRepo, tmp_
     assert row["warnings"] == ["arm report: report file report.json is a link: not read"]
     logs = Path(str(row["artifacts"]), "logs")
     assert not any("host-only-4f1c" in f.read_text() for f in logs.iterdir() if f.is_file())
+
+
+def test_network_false_without_a_sandbox_is_said_once_in_the_runs_warnings(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """Seen before (issue 36, case 7): `network = false` under `--sandbox none` was
+    silently not kept: the arm reached a listener on the host, `warnings = []`."""
+    arm = tmp_path / "offline.toml"
+    arm.write_text('name = "offline"\ncommand = "echo y = 2 > new.py"\nnetwork = false\n')
+    bk = Benchkit(tiny, tmp_path, arm)
+    assert bk.run().returncode == 0
+    assert bk.row()["warnings"] == [NETWORK_KEPT]
+    online = tmp_path / "online.toml"  # an arm that keeps the network: nothing to say
+    online.write_text('name = "online"\ncommand = "echo y = 2 > new.py"\n')
+    other = Benchkit(tiny, tmp_path / "second", online)
+    assert other.run().returncode == 0
+    assert other.row()["warnings"] == []
