@@ -79,7 +79,7 @@ from benchkit.workspace.git import (
 from benchkit.workspace.proc import ProcError
 from benchkit.workspace.processes import process_start
 from benchkit.workspace.recipe import EnvironmentFailure
-from benchkit.workspace.sandbox import SECRETS
+from benchkit.workspace.sandbox import PILOT_MARK, SECRETS, stop_left
 from benchkit.workspace.signals import deferred_interrupts
 
 
@@ -340,6 +340,12 @@ def _finish(pilot: PilotState, keep: bool, stage: Callable[[str], None]) -> Run:
     """score, record, cleanup: whatever happened before."""
     p, repo = pilot.plan, pilot.plan.repository
     secrets = pilot.secrets
+    left = stop_left(pilot.run_id)  # the arm and the checks are done: nothing of theirs runs on
+    if left:
+        pilot.warnings.append(
+            f"stopped {left} process{'es' * (left != 1)} the pilot left running (its mark "
+            f"{PILOT_MARK} in their environment, outside its process groups)"
+        )
     stage("score")
     with pilot.clock.stage("score"):
         if pilot.status == "running":

@@ -35,6 +35,22 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
+def marked(mark: bytes) -> list[int]:
+    """Live processes whose environment holds the entry `mark` (`BENCHKIT_RUN=<id>`):
+    what a pilot started, whatever group or session it moved to (a daemon that forked
+    twice and called setsid). A process that scrubbed its environment is not found."""
+    found = []
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if mark in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:  # gone, or not ours to read
+            continue
+    return found
+
+
 def group_left(pgid: int, settle_s: float = SETTLE_S) -> bool:
     """Whether a process of the group still runs once it had `settle_s` to end of
     itself (what a command leaves as it exits ends within milliseconds). Signal 0

@@ -11,8 +11,10 @@ arm's beside its worktree, the checks' after it beside the clean tree they run o
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import warnings
 from collections.abc import Mapping, Sequence
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from benchkit.errors import UsageError
+from benchkit.workspace.processes import marked
 
 
 class SandboxWarning(UserWarning):
@@ -81,6 +84,17 @@ def bwrap_problem() -> str | None:
 def bwrap_reports() -> bool:
     """Whether this bubblewrap tells its sandbox's pid 1 (`--json-status-fd`)."""
     return _probe()[1]
+
+
+def stop_left(run_id: str) -> int:
+    """SIGKILL every process still running with the run's mark in its environment
+    (without a sandbox, a daemon an arm or a check started outlives its group); how
+    many. In bubblewrap nothing is left: the pid namespace ends with its command."""
+    pids = marked(f"{PILOT_MARK}={run_id}".encode())
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    return len(pids)
 
 
 def sandbox_kind(name: str) -> type[Sandbox]:

@@ -20,7 +20,7 @@ import benchkit
 from benchkit.run.pilot import NETWORK_KEPT
 from benchkit.workspace.cache import cache_dir
 from tests.conftest import ROOT, TinyRepo
-from tests.helpers import started_as_a_terminal_starts_it
+from tests.helpers import pgrep, started_as_a_terminal_starts_it
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
@@ -677,3 +677,27 @@ def test_network_false_without_a_sandbox_is_said_once_in_the_runs_warnings(
     other = Benchkit(tiny, tmp_path / "second", online)
     assert other.run().returncode == 0
     assert other.row()["warnings"] == []
+
+
+def test_a_daemon_the_arm_leaves_is_stopped_with_its_pilot(tiny: TinyRepo, tmp_path: Path) -> None:
+    """Seen before (issue 36, case 6): under `--sandbox none` a process the arm started
+    in a session of its own (`setsid -f`) ran on after the pilot, its environment
+    carrying the run's mark all the while."""
+    token = f"sleep 158.{os.getpid()}"
+    arm = tmp_path / "daemon.toml"
+    line = f"setsid -f {token} >/dev/null 2>&1 </dev/null && echo y = 2 > new.py"
+    arm.write_text(f'name = "daemon"\ncommand = "{line}"\n')  # its stdio closed, as a daemon
+    bk = Benchkit(tiny, tmp_path, arm)
+    try:
+        assert bk.run().returncode == 0
+        deadline = time.monotonic() + 30  # SIGKILLed: gone once the kernel reaps it
+        while pgrep(token) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert pgrep(token) == []
+        warnings = bk.row()["warnings"]
+        assert isinstance(warnings, list) and len(warnings) == 1
+        assert str(warnings[0]).startswith("stopped 1 process the pilot left running")
+    finally:
+        for pid in pgrep(token):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
