@@ -307,6 +307,7 @@ def _index(runs: pl.DataFrame, out: Path, run_set: str | None) -> dict[str, Any]
         compare_header, compare_rows, note = comparison_cells(compare(runs, by=list(by)))
     except UsageError as exc:  # every run interrupted, crashed or at work: nothing to compare
         compare_header, compare_rows, note = [], [], exc.message
+    how, _, figures = note.partition("\n\n")  # how to read it, then the notes on figures
     plots = []
     for kind in PLOTS:
         try:
@@ -346,8 +347,8 @@ def _index(runs: pl.DataFrame, out: Path, run_set: str | None) -> dict[str, Any]
         ],
         "compare_header": compare_header,
         "compare_rows": compare_rows,
-        "compare_note": note.partition("\n\n")[0],  # then the notes on figures, listed
-        "compare_notes": [n.removeprefix("- ") for n in note.partition("\n\n")[2].splitlines()],
+        "compare_note": how,
+        "compare_notes": [n.removeprefix("- ") for n in figures.splitlines()],
         "plots": plots,
         "runs_header": header,
         "runs_rows": [cells(row, header) for row in rows],

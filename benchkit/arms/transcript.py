@@ -14,7 +14,10 @@ from typing import Any
 
 from benchkit.arm_report import NO_TOKENS, Tokens
 from benchkit.arms.reports.claude_code import tokens_of
-from benchkit.arms.reports.values import count, items, json_lines, mapping, number, text
+from benchkit.arms.reports.codex import message_of, usage_tokens
+from benchkit.arms.reports.gemini_cli import stream_tokens
+from benchkit.arms.reports.opencode import error_of, step_tokens
+from benchkit.arms.reports.values import items, json_lines, mapping, number, text
 
 KINDS = ("instruction", "assistant", "reasoning", "tool call", "tool result", "end", "error")
 
@@ -137,17 +140,10 @@ def _codex(events: list[dict[str, Any]]) -> list[Turn]:
             elif text(item.get("text")):
                 turns.append(Turn(kind="assistant", text=str(item["text"]), tool=str(of)))
         elif kind == "turn.completed":
-            usage = mapping(event.get("usage"))
-            tokens = Tokens(
-                input=count(usage.get("input_tokens")),
-                cached=count(usage.get("cached_input_tokens")),
-                output=count(usage.get("output_tokens")),
-            )
-            turns.append(Turn(kind="end", text="the turn completed (tokens so far)", tokens=tokens))
+            said = "the turn completed (tokens so far)"
+            turns.append(Turn(kind="end", text=said, tokens=usage_tokens(event.get("usage"))))
         elif kind in ("turn.failed", "error"):
-            error = mapping(event.get("error"))
-            said = text(error.get("message")) or text(event.get("message")) or "failed"
-            turns.append(Turn(kind="error", text=said))
+            turns.append(Turn(kind="error", text=message_of(event) or "failed"))
     return turns
 
 
@@ -167,13 +163,9 @@ def _gemini(events: list[dict[str, Any]]) -> list[Turn]:
         elif kind == "error":
             turns.append(Turn(kind="error", text=str(event.get("message") or "error")))
         elif kind == "result":
-            stats, error = mapping(event.get("stats")), mapping(event.get("error"))
-            tokens = Tokens(
-                input=count(stats.get("input_tokens")),
-                cached=count(stats.get("cached")),
-                output=count(stats.get("output_tokens")),
-            )
+            error = mapping(event.get("error"))
             said = text(error.get("message")) or str(event.get("status") or "ended")
+            tokens = stream_tokens(event.get("stats"))
             turns.append(Turn(kind="error" if error else "end", text=said, tokens=tokens))
     return turns
 
@@ -191,23 +183,11 @@ def _opencode(events: list[dict[str, Any]]) -> list[Turn]:
             said = text(state.get("output")) or str(state.get("status") or "")
             turns.append(Turn(kind="tool result", text=said))
         elif kind == "step_finish":
-            used = mapping(part.get("tokens"))
-            cache = mapping(used.get("cache"))
-            fresh, read = count(used.get("input")), count(cache.get("read"))
-            written = count(cache.get("write"))
-            tokens = Tokens(
-                input=None if fresh is None else fresh + (read or 0) + (written or 0),
-                cached=read,
-                cache_write=written,
-                output=count(used.get("output")),
-            )
             said = f"the step ended: {part.get('reason') or 'done'}"
-            cost = number(part.get("cost"))
+            tokens, cost = step_tokens(part.get("tokens")), number(part.get("cost"))
             turns.append(Turn(kind="end", text=said, tokens=tokens, cost_usd=cost))
         elif kind == "error":
-            error = mapping(event.get("error"))
-            why = text(mapping(error.get("data")).get("message")) or text(error.get("name"))
-            turns.append(Turn(kind="error", text=why or "error"))
+            turns.append(Turn(kind="error", text=error_of(event)))
     return turns
 
 

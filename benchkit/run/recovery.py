@@ -29,7 +29,7 @@ from benchkit.store.store import Store
 from benchkit.workspace.cache import discard
 from benchkit.workspace.git import diff, snapshot
 from benchkit.workspace.proc import ProcError
-from benchkit.workspace.processes import alive, group_members
+from benchkit.workspace.processes import alive, carries, group_members
 from benchkit.workspace.sandbox import PILOT_MARK, PROCESSES, SECRETS
 
 
@@ -127,6 +127,7 @@ def stop_processes(ledger: Path, run_id: str) -> int:
     if not ledger.exists():
         return 0
     victims: set[int] = set()
+    mark = f"{PILOT_MARK}={run_id}".encode()
     for line in ledger.read_text().splitlines():
         parts = line.split()
         if len(parts) != 2 or not parts[0].isdigit():
@@ -136,16 +137,8 @@ def stop_processes(ledger: Path, run_id: str) -> int:
         if start is not None and alive(pgid, start):
             victims.update(members)
         else:
-            victims.update(m for m in members if _marked(m, run_id))
+            victims.update(m for m in members if carries(m, mark))
     for pid in victims:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
     return len(victims)
-
-
-def _marked(pid: int, run_id: str) -> bool:
-    try:
-        environ = Path(f"/proc/{pid}/environ").read_bytes()
-    except OSError:
-        return False
-    return f"{PILOT_MARK}={run_id}".encode() in environ.split(b"\0")

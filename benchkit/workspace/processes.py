@@ -35,20 +35,24 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
+def carries(pid: int, mark: bytes) -> bool:
+    """Whether the process's environment holds the entry `mark` (`BENCHKIT_RUN=<id>`);
+    no for one gone, or not ours to read."""
+    try:
+        return mark in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+
+
 def marked(mark: bytes) -> list[int]:
-    """Live processes whose environment holds the entry `mark` (`BENCHKIT_RUN=<id>`):
-    what a pilot started, whatever group or session it moved to (a daemon that forked
-    twice and called setsid). A process that scrubbed its environment is not found."""
-    found = []
-    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if mark in (entry / "environ").read_bytes().split(b"\0"):
-                found.append(int(entry.name))
-        except OSError:  # gone, or not ours to read
-            continue
-    return found
+    """Live processes that carry `mark`: what a pilot started, whatever group or
+    session it moved to (a daemon that forked twice and called setsid). A process that
+    scrubbed its environment is not found."""
+    proc_root = Path("/proc")
+    if not proc_root.is_dir():
+        return []
+    pids = (int(e.name) for e in proc_root.iterdir() if e.name.isdigit())
+    return [pid for pid in pids if pid != os.getpid() and carries(pid, mark)]
 
 
 def group_left(pgid: int, settle_s: float = SETTLE_S) -> bool:

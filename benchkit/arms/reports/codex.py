@@ -15,7 +15,7 @@ from benchkit.arm_report import ArmReport, SessionReport, Tokens
 from benchkit.arms.reports.values import count, edited, items, joined, json_lines, mapping, text
 
 
-def _usage(usage: Any) -> Tokens:
+def usage_tokens(usage: Any) -> Tokens:
     usage = mapping(usage)
     return Tokens(
         input=count(usage.get("input_tokens")),
@@ -24,7 +24,7 @@ def _usage(usage: Any) -> Tokens:
     )
 
 
-def _message(event: dict[str, Any]) -> str | None:
+def message_of(event: dict[str, Any]) -> str | None:
     error = event.get("error")
     if isinstance(error, dict):
         return text(error.get("message")) or "the turn failed"
@@ -46,12 +46,12 @@ def read_codex(stdout: str) -> ArmReport:
     for event in events:
         kind = event.get("type")
         if kind == "turn.completed":  # its usage: the thread's total so far
-            tokens, turns, error = _usage(event.get("usage")), turns + 1, None
+            tokens, turns, error = usage_tokens(event.get("usage")), turns + 1, None
         elif kind == "turn.failed":
             turns += 1
-            error = _message(event)
+            error = message_of(event)
         elif kind == "error":
-            error = _message(event) or "the stream failed"
+            error = message_of(event) or "the stream failed"
         elif kind == "item.completed":
             item = mapping(event.get("item"))
             if item.get("type") == "file_change" and item.get("status") != "failed":

@@ -41,7 +41,7 @@ def _model_tokens(tokens: Any) -> Tokens:
     )
 
 
-def _stream_tokens(stats: Any) -> Tokens:
+def stream_tokens(stats: Any) -> Tokens:
     """The stream's `result.stats`: `input_tokens` is the prompt, cached included;
     what the model wrote, its thoughts included, is the total less the prompt."""
     stats = mapping(stats)
@@ -149,7 +149,7 @@ def read_gemini_cli(stdout: str) -> ArmReport:
         error = _error(result.get("error")) if result.get("status") == "error" else None
         if result.get("status") == "error" and error is None:
             error = next((e for e in reversed(errors) if e), "the run ended in error")
-    tokens = _stream_tokens(stats)
+    tokens = stream_tokens(stats)
     duration = number(stats.get("duration_ms"))
     return _report(
         session_id=text(init.get("session_id")),

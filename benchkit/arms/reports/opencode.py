@@ -15,7 +15,7 @@ from benchkit.arms.reports.values import count, edited, joined, json_lines, mapp
 EDIT_TOOLS = ("edit", "write", "patch", "multiedit")
 
 
-def _tokens(tokens: Any) -> Tokens:
+def step_tokens(tokens: Any) -> Tokens:
     tokens = mapping(tokens)
     cache = mapping(tokens.get("cache"))
     fresh, read, written = (
@@ -32,7 +32,7 @@ def _tokens(tokens: Any) -> Tokens:
     )
 
 
-def _error(event: dict[str, Any]) -> str:
+def error_of(event: dict[str, Any]) -> str:
     error = event.get("error")
     if isinstance(error, dict):
         data = error.get("data")
@@ -56,7 +56,7 @@ def read_opencode(stdout: str) -> ArmReport:
         kind = event.get("type")
         if kind == "step_finish":
             steps += 1
-            tokens = tokens + _tokens(part.get("tokens"))
+            tokens = tokens + step_tokens(part.get("tokens"))
             costs.append(number(part.get("cost")))
         elif kind == "tool_use" and part.get("tool") in EDIT_TOOLS:
             given = mapping(mapping(part.get("state")).get("input"))
@@ -64,7 +64,7 @@ def read_opencode(stdout: str) -> ArmReport:
             if isinstance(path, str):
                 files.append(path)
         elif kind == "error":
-            error = _error(event)
+            error = error_of(event)
     # a step without its cost leaves the run's unknown: a part of it is no total
     cost = sum(c for c in costs if c is not None) if costs and None not in costs else None
     session = SessionReport(
