@@ -23,25 +23,28 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, get_args, overload
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.csv as pacsv
 
 from benchkit.arm_report import MOST_USD
 from benchkit.bench.names import NAME, NAME_RULE
 from benchkit.errors import ImportFileError
-from benchkit.gate.ci import CI_STATUSES, status_of_words
+from benchkit.gate.ci import CI_STATUSES
 from benchkit.gate.verdict import Verdict
 from benchkit.records import LAUNCHERS, CheckStatus, RunStatus
 from benchkit.store.layout import all_files
-from benchkit.store.parquet import write_table
+from benchkit.store.parquet import written_in_parts
 from benchkit.store.reads import empty_frame, read_table
 from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, check_of, table_schema
 from benchkit.store.store import Store
+from benchkit.store.words import Words
 
 REQUIRED = ("bench", "arm")
 SET_BY_IMPORT = ("schema_version", "origin")
@@ -61,9 +64,12 @@ Cell = tuple[int, int, str]  # a bad cell: its row (as the file numbers it), its
 # place in the file, and what is wrong with it
 
 
-def _cells(frame: pl.DataFrame, column: str, bad: pl.Series | pl.Expr, said: str) -> list[Cell]:
-    """Every row where `bad` holds, with the cell as the file has it."""
-    rows = frame.with_row_index().filter(bad)
+def _cells(
+    frame: pl.DataFrame, column: str, bad: pl.Series | pl.Expr, said: str, offset: int = 0
+) -> list[Cell]:
+    """Every row where `bad` holds, with the cell as the file has it (`offset`: the
+    rows of the file before the frame's first)."""
+    rows = frame.with_row_index(offset=offset).filter(bad)
     place = frame.columns.index(column)
     return [
         (row + 2, place, f"row {row + 2}, {column}: {said}: {value!r}")
@@ -71,7 +77,9 @@ def _cells(frame: pl.DataFrame, column: str, bad: pl.Series | pl.Expr, said: str
     ]
 
 
-def _cast(frame: pl.DataFrame, column: str, kind: pa.DataType) -> tuple[pl.Series, list[Cell]]:
+def _cast(
+    frame: pl.DataFrame, column: str, kind: pa.DataType, offset: int = 0
+) -> tuple[pl.Series, list[Cell]]:
     """A column as its type, null where a cell is not of it, and those cells."""
     raw = frame[column]
     if pa.types.is_list(kind):
@@ -81,24 +89,34 @@ def _cast(frame: pl.DataFrame, column: str, kind: pa.DataType) -> tuple[pl.Serie
         lowered = raw.str.to_lowercase().str.strip_chars()
         wrong = lowered.is_not_null() & ~lowered.is_in(["true", "false", "1", "0"])
         read = lowered.is_in(["true", "1"]).alias(column).set(lowered.is_null() | wrong, None)
-        return read, _cells(frame, column, wrong, "not true or false")
+        return read, _cells(frame, column, wrong, "not true or false", offset)
     if pa.types.is_timestamp(kind):
         when = raw.str.to_datetime(time_zone="UTC", strict=False).alias(column)
-        return when, _cells(
-            frame, column, raw.is_not_null() & when.is_null(), "not a date and time"
-        )
+        bad = raw.is_not_null() & when.is_null()
+        return when, _cells(frame, column, bad, "not a date and time", offset)
     cast = raw.cast(target, strict=False)
-    return cast, _cells(frame, column, raw.is_not_null() & cast.is_null(), f"not a {target}")
+    bad = raw.is_not_null() & cast.is_null()
+    return cast, _cells(frame, column, bad, f"not a {target}", offset)
 
 
 SHOWN = 10  # bad cells a message names; the rest it counts
 
 
-def _said(cells: list[Cell]) -> str:
-    """Bad cells in the file's order, row by row: the first `SHOWN`, then how many more."""
+def _said(cells: list[Cell], more: int = 0) -> str:
+    """Bad cells in the file's order, row by row: the first `SHOWN`, then how many more
+    (`more`: those already left out)."""
     ordered = [said for _, _, said in sorted(cells)]
-    more = len(ordered) - SHOWN
+    more += len(ordered) - SHOWN
     return "; ".join(ordered[:SHOWN]) + (f"; and {more} more bad cells" if more > 0 else "")
+
+
+def _first(cells: list[Cell]) -> int:
+    """Keep the first `SHOWN` bad cells in the file's order (a file of bad rows is
+    not a list of millions); how many were left out."""
+    cells.sort()
+    left = max(len(cells) - SHOWN, 0)
+    del cells[SHOWN:]
+    return left
 
 
 FINISHED = tuple(s for s in get_args(RunStatus) if s != "running")  # an import's statuses
@@ -122,10 +140,10 @@ def _known_values(column: str) -> tuple[str, ...]:
     return CHECK_STATUSES if column.endswith("_status") and check_of(column) else ()
 
 
-def _beyond(cast: pl.DataFrame) -> list[Cell]:
-    """The cells of a cast file that no run could hold, every one: seconds, costs and
-    counts below 0, numbers that are not finite, fractions beyond 1, a trial below
-    1, a status that is none, a run id given twice."""
+def _beyond(cast: pl.DataFrame, offset: int = 0) -> list[Cell]:
+    """The cells of a cast block of the file that no run could hold, every one:
+    seconds, costs and counts below 0, numbers that are not finite, fractions beyond
+    1, a trial below 1, a status that is none."""
     bad: list[Cell] = []
     for name in cast.columns:
         column, kind = pl.col(name), cast.schema[name]
@@ -144,19 +162,22 @@ def _beyond(cast: pl.DataFrame) -> list[Cell]:
         seen = pl.lit(False)  # a cell is named once, by the first rule it breaks
         for rule, said in rules:
             broken = rule.fill_null(False) & ~seen
-            bad += _cells(cast, name, broken, said)
+            bad += _cells(cast, name, broken, said, offset)
             seen = seen | rule.fill_null(False)
-    if "run_id" in cast.columns:
-        ids = cast.with_row_index().filter(pl.col("run_id").is_not_null())
-        place = cast.columns.index("run_id")
-        for rows in (
-            ids.filter(pl.col("run_id").is_duplicated()).group_by("run_id").agg("index")["index"]
-        ):
-            first, *others = sorted(rows)
-            bad += [
-                (row + 2, place, f"row {row + 2}, run_id: row {first + 2} has it too")
-                for row in others
-            ]
+    return bad
+
+
+def _twice(ids: pl.DataFrame, place: int) -> list[Cell]:
+    """The run ids the file gives twice (`ids`: each with its row, counted from 0;
+    `place`: the column's), each named at every row after its first."""
+    bad: list[Cell] = []
+    for rows in (
+        ids.filter(pl.col("run_id").is_duplicated()).group_by("run_id").agg("index")["index"]
+    ):
+        first, *others = sorted(rows)
+        bad += [
+            (row + 2, place, f"row {row + 2}, run_id: row {first + 2} has it too") for row in others
+        ]
     return bad
 
 
@@ -180,84 +201,40 @@ def _renamed(
     return frame.drop(ignore).rename(dict(mapping))
 
 
-class ImportedRuns(list[str]):
-    """The ids of the runs an import added, and `notes`: how it read the table's own
-    words (its `ci` and `outcome` cells)."""
+class ImportedRuns(Sequence[str]):
+    """The ids of the runs an import added (a sequence of text, held as one column:
+    a million ids are not a million Python objects), and `notes`: how it read the
+    table's own words (its `ci` and `outcome` cells)."""
 
-    def __init__(self, ids: Sequence[str], notes: Sequence[str] = ()) -> None:
-        super().__init__(ids)
+    def __init__(self, ids: pl.Series | Sequence[str], notes: Sequence[str] = ()) -> None:
+        self.ids = pl.Series("run_id", ids, dtype=pl.String)
         self.notes = tuple(notes)
 
+    def __len__(self) -> int:
+        return self.ids.len()
 
-NOT_SUCCEEDED = re.compile(
-    r"^\W*(no|not|false|fail(ed|ure|s)?|errors?|unresolved|crash(ed|es)?|timed?[ _-]?out)\b",
-    re.I,
-)
-SUCCEEDED = re.compile(r"^\W*(yes|ok|true|pass(ed|es)?|success(ful)?|resolved|verified)\b", re.I)
-OUTCOME_RULE = (
-    "an outcome whose first word is no, not, false, fail(ed, ure), error, unresolved, "
-    "crash(ed) or timeout says the run did not succeed"
-)
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        return self.ids.to_list()[index] if isinstance(index, slice) else self.ids[index]
 
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ids)
 
-def _ci_status(frame: pl.DataFrame) -> tuple[pl.DataFrame, str]:
-    """A `ci_status` read from each `ci` text, and the note that says how."""
-    read = [status_of_words(t) if t else None for t in frame["ci"]]
-    counted = {s: read.count(s) for s in CI_STATUSES if read.count(s)}
-    unread = sum(1 for t, r in zip(frame["ci"], read, strict=True) if t and r is None)
-    said = ", ".join(f"{s} {n}" for s, n in counted.items()) or "none of them"
-    note = f"ci: the text kept as `ci`, read as ci_status: {said}"
-    note += f"; {unread} read as no status (null)" if unread else ""
-    return frame.with_columns(ci_status=pl.Series(read, dtype=pl.String)), note
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return list(self) == list(other)
+        return NotImplemented
 
+    __hash__ = None  # type: ignore[assignment]  # as a list's: it compares by its ids
 
-def _outcome_status(frame: pl.DataFrame) -> tuple[pl.DataFrame, str]:
-    """The status `failed` (kind `outcome`) of each run whose outcome says it did not
-    succeed, `ok` of the others, where the file gives the run no status of its own; a
-    failure kind or detail the file gives is kept. The note says the rule, and how
-    many runs it failed of those it decided."""
-    texts = [str(t) if t is not None else "" for t in frame["outcome"]]
-    own = frame["status"] if "status" in frame.columns else pl.Series([None] * len(texts))
-    decided = own.is_null()
-    failed = pl.Series([bool(NOT_SUCCEEDED.match(t)) for t in texts]) & decided
-    details = [f"the table's outcome: {t}" for t in texts]
-    said = {
-        "failure_kind": pl.when(failed).then(pl.lit("outcome")),
-        "failure_detail": pl.when(failed).then(pl.Series(details, dtype=pl.String)),
-    }
-    status = pl.when(failed).then(pl.lit("failed")).otherwise(pl.lit("ok"))
-    frame = frame.with_columns(
-        (pl.coalesce(pl.col(c), value) if c in frame.columns else value).alias(c)
-        for c, value in said.items()
-    ).with_columns(status=pl.coalesce(pl.Series(own, dtype=pl.String), status))
-    unread = sum(
-        1
-        for t, f, d in zip(texts, failed, decided, strict=True)
-        if d and t and not f and not SUCCEEDED.match(t)
-    )
-    note = (
-        f"outcome: {int(failed.sum())} of {int(decided.sum())} runs did not succeed, status "
-        f"failed (kind outcome): {OUTCOME_RULE}"
-    )
-    if unread:
-        note += f"; {unread} outcome{'s' if unread != 1 else ''} read as neither: status ok"
-    if not decided.all():
-        note += f"; {int((~decided).sum())} with a status of the file's own: kept"
-    return frame, note
+    def __repr__(self) -> str:
+        return f"ImportedRuns({self.ids.to_list()!r}, notes={self.notes!r})"
 
 
-def _read_words(frame: pl.DataFrame, given: Sequence[str]) -> tuple[pl.DataFrame, list[str]]:
-    """A published table's words read where the file gives no status of its own
-    (`given`: its columns): `ci` as `ci_status`, `outcome` as the run's status (a
-    run's own status cell wins)."""
-    notes = []
-    if "ci" in frame.columns and "ci_status" not in given:
-        frame, note = _ci_status(frame)
-        notes.append(note)
-    if "outcome" in frame.columns:
-        frame, note = _outcome_status(frame)
-        notes.append(note)
-    return frame, notes
+BLOCK = 2 << 20  # bytes of the file read at a time: an import holds a few times this
 
 
 def read_csv(
@@ -270,7 +247,7 @@ def read_csv(
     `mapping` (source name to runs column), those in `ignore` left out, and `consts`
     (column to value) added to every row; raises `ImportFileError` naming every
     unknown column, or every bad cell, at once."""
-    return read_import(path, mapping, ignore, consts)[0]
+    return read_import(path, mapping, ignore, consts)[0].to_dicts()
 
 
 def read_import(
@@ -278,72 +255,165 @@ def read_import(
     mapping: Mapping[str, str] | None = None,
     ignore: Sequence[str] = (),
     consts: Mapping[str, str] | None = None,
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """`read_csv`'s rows, and the notes on how the table's own words were read."""
-    if path.is_dir():
-        raise ImportFileError(path, "", "a folder, not a CSV file")
-    header = _header(path)  # its rows checked: polars fills a short row with nulls, unsaid
-    try:
-        frame = pl.read_csv(path, infer_schema=False)
-    except (pl.exceptions.PolarsError, OSError) as exc:
-        first = str(exc).strip().splitlines()
-        raise ImportFileError(
-            path, "", f"not a CSV file: {first[0] if first else type(exc).__name__}"
-        ) from None
-    twice = sorted({c for c in header if header.count(c) > 1})
-    if twice:
-        raise ImportFileError(path, ", ".join(twice), "a column given twice in the header")
-    if frame.height == 0:
-        raise ImportFileError(path, "", "no runs: the file has a header and no rows")
-    frame = _renamed(path, frame, mapping or {}, ignore)
-    for column, value in (consts or {}).items():
-        if column in frame.columns:
-            raise ImportFileError(path, column, "given by the file and by --const: keep one")
-        _const_checked(path, column, value)
-        frame = frame.with_columns(pl.lit(value, pl.String).alias(column))
-    unknown = [
-        c for c in frame.columns if c in SET_BY_IMPORT or (c not in DECLARED and not check_of(c))
-    ]
-    if unknown:
-        raise ImportFileError(
-            path,
-            ", ".join(unknown),
-            f"{'an unknown column' if len(unknown) == 1 else f'{len(unknown)} unknown columns'}"
-            " (not a runs column, or set by import): map with --map SOURCE=COLUMN, or --ignore",
+) -> tuple[pl.DataFrame, list[str]]:
+    """`read_csv`'s runs as one frame, and the notes on how the table's own words
+    were read."""
+    reading = Reading(path, mapping or {}, ignore, consts or {})
+    blocks = list(reading.blocks())
+    return pl.concat(blocks, how="diagonal_relaxed"), reading.notes()
+
+
+class Reading:
+    """A CSV file of runs read a block at a time, each block as the runs it holds:
+    the rows are never Python objects and the file is never whole in memory (a
+    100 MB file takes a few times `BLOCK`, and its run ids). Each column is renamed
+    (`mapping`), left out (`ignore`) or given (`consts`) as `read_csv` says; the
+    file's header and those are checked at once (`columns`), every cell as its
+    block is read; `blocks` raises `ImportFileError` once the last is read, naming
+    the bad cells of every block."""
+
+    def __init__(
+        self,
+        path: Path,
+        mapping: Mapping[str, str],
+        ignore: Sequence[str],
+        consts: Mapping[str, str],
+    ) -> None:
+        self.path, self.mapping, self.ignore, self.consts = path, mapping, ignore, consts
+        if path.is_dir():
+            raise ImportFileError(path, "", "a folder, not a CSV file")
+        # its rows checked: a reader would fill a short row with nulls, unsaid
+        self.header, self.rows = _header(path)
+        twice = sorted({c for c in self.header if self.header.count(c) > 1})
+        if twice:
+            raise ImportFileError(path, ", ".join(twice), "a column given twice in the header")
+        if self.rows == 0:
+            raise ImportFileError(path, "", "no runs: the file has a header and no rows")
+        empty = pl.DataFrame(schema=dict.fromkeys(self.header, pl.String))
+        self.columns = self._prepared(empty).columns
+        self.words = Words(self.columns)
+
+    def _prepared(self, text: pl.DataFrame) -> pl.DataFrame:
+        """A block of the file's text with its columns as the runs table's."""
+        path = self.path
+        text = _renamed(path, text, self.mapping, self.ignore)
+        for column, value in self.consts.items():
+            if column in text.columns:
+                raise ImportFileError(path, column, "given by the file and by --const: keep one")
+            _const_checked(path, column, value)
+            text = text.with_columns(pl.lit(value, pl.String).alias(column))
+        unknown = [
+            c for c in text.columns if c in SET_BY_IMPORT or (c not in DECLARED and not check_of(c))
+        ]
+        if unknown:
+            many = f"{len(unknown)} unknown columns" if len(unknown) > 1 else "an unknown column"
+            raise ImportFileError(
+                path,
+                ", ".join(unknown),
+                f"{many} (not a runs column, or set by import): map with --map SOURCE=COLUMN,"
+                " or --ignore",
+            )
+        missing = [c for c in REQUIRED if c not in text.columns]
+        if missing:
+            raise ImportFileError(path, ", ".join(missing), "missing column")
+        return text
+
+    def blocks(self) -> Iterator[pl.DataFrame]:
+        """The runs of each block of the file, as an import records them; once the
+        last is read, raises `ImportFileError` naming the bad cells of every block
+        (those after the first bad one are checked, not given)."""
+        bad: list[Cell] = []
+        more = 0  # bad cells left out of `bad`
+        given: list[pl.DataFrame] = []  # the run ids the file gives, with their rows
+        offset = 0
+        for text in self._text():
+            runs, wrong = self._cast(self._prepared(text), offset)
+            bad += wrong
+            more += _first(bad)
+            if "run_id" in runs.columns:
+                given.append(runs.select("run_id").with_row_index(offset=offset))
+            if not bad:
+                yield self._completed(self.words.read(runs), offset)
+            offset += text.height
+        if given:
+            bad += _twice(pl.concat(given).drop_nulls(), self.columns.index("run_id"))
+        if bad:
+            raise ImportFileError(self.path, "", _said(bad, more))
+
+    def notes(self) -> list[str]:
+        """How the table's words were read, once every block is."""
+        return self.words.notes()
+
+    def _text(self) -> Iterator[pl.DataFrame]:
+        """The file's rows a block at a time, every cell as its text, an empty one
+        null."""
+        try:
+            reader = pacsv.open_csv(
+                self.path,
+                read_options=pacsv.ReadOptions(
+                    column_names=self.header, skip_rows=1, block_size=BLOCK
+                ),
+                parse_options=pacsv.ParseOptions(newlines_in_values=True),
+                convert_options=pacsv.ConvertOptions(
+                    column_types=dict.fromkeys(self.header, pa.large_string()),
+                    null_values=[""],
+                    strings_can_be_null=True,
+                ),
+            )
+            for batch in reader:
+                yield pl.DataFrame(pl.from_arrow(batch))
+        except (pa.ArrowException, OSError) as exc:
+            first = str(exc).strip().splitlines()
+            said = first[0] if first else type(exc).__name__
+            raise ImportFileError(self.path, "", f"not a CSV file: {said}") from None
+
+    def _cast(self, text: pl.DataFrame, offset: int) -> tuple[pl.DataFrame, list[Cell]]:
+        """A block's columns as their types, and the cells that are not of them or
+        that no run could hold."""
+        bad: list[Cell] = []
+        for column in REQUIRED:
+            empty = text.with_row_index(offset=offset).filter(pl.col(column).is_null())
+            place = text.columns.index(column)
+            bad += [(row + 2, place, f"row {row + 2}, {column}: empty") for row in empty["index"]]
+        columns = []
+        for column in text.columns:
+            read, wrong = _cast(text, column, _kind_of(column), offset)
+            columns.append(read)
+            bad += wrong
+        cast = pl.DataFrame(columns)
+        return cast, bad + _beyond(cast, offset)
+
+    def _completed(self, runs: pl.DataFrame, offset: int) -> pl.DataFrame:
+        """A block's runs as an import records them: a run id where the file gives
+        none (the import's name and its row), marked imported at this schema, status
+        `ok` and trial 1 where not given, its cost reported or missing. Raises
+        `ImportFileError` at the first run id that is not a name."""
+        if "run_id" in runs.columns:
+            wrong = runs.with_row_index(offset=offset).filter(~pl.col("run_id").str.contains(NAME))
+            if wrong.height:
+                row, run_id = wrong["index"][0], wrong["run_id"][0]
+                said = f"{NAME_RULE}, not {run_id!r}"
+                raise ImportFileError(self.path, f"row {row + 2}, run_id", said)
+
+        def given(column: str, kind: pl.DataType) -> pl.Expr:
+            return pl.col(column) if column in runs.columns else pl.lit(None, kind)
+
+        first = offset + 1
+        numbers = pl.int_range(first, first + pl.len())
+        cost = given("cost_usd", pl.Float64())
+        return runs.with_columns(
+            run_id=pl.coalesce(
+                given("run_id", pl.String()),
+                pl.format("{}-{}", pl.lit(import_name(self.path)), numbers),
+            ),
+            schema_version=pl.lit(SCHEMA_VERSION),
+            origin=pl.lit("imported"),
+            status=pl.coalesce(given("status", pl.String()), pl.lit("ok")),
+            trial=pl.coalesce(given("trial", pl.Int64()), pl.lit(1)),
+            cost_source=pl.when(cost.is_not_null())
+            .then(pl.lit("reported"))
+            .otherwise(pl.lit("missing")),
         )
-    missing = [c for c in REQUIRED if c not in frame.columns]
-    if missing:
-        raise ImportFileError(path, ", ".join(missing), "missing column")
-    bad: list[Cell] = []
-    for column in REQUIRED:
-        empty = frame.with_row_index().filter(pl.col(column).is_null())["index"]
-        place = frame.columns.index(column)
-        bad += [(row + 2, place, f"row {row + 2}, {column}: empty") for row in empty]
-    columns = []
-    for column in frame.columns:
-        kind = _kind_of(column)
-        read, wrong = _cast(frame, column, kind)
-        columns.append(read)
-        bad += wrong
-    if columns:  # the cells that are of their type, checked too
-        bad += _beyond(pl.DataFrame(columns))
-    if bad:
-        raise ImportFileError(path, "", _said(bad))
-    name = import_name(path)
-    words, notes = _read_words(pl.DataFrame(columns), frame.columns)
-    rows = words.to_dicts()
-    for n, row in enumerate(rows):
-        row.setdefault("run_id", None)
-        row["run_id"] = row["run_id"] or f"{name}-{n + 1}"
-        if not re.match(NAME, str(row["run_id"])):
-            said = f"{NAME_RULE}, not {row['run_id']!r}"
-            raise ImportFileError(path, f"row {n + 2}, run_id", said)
-        row["schema_version"] = SCHEMA_VERSION
-        row["origin"] = "imported"
-        row["status"] = row.get("status") or "ok"
-        row["trial"] = row.get("trial") or 1
-        row["cost_source"] = "reported" if row.get("cost_usd") is not None else "missing"
-    return rows, notes
 
 
 def _const_checked(path: Path, column: str, value: str) -> None:
@@ -363,15 +433,18 @@ def _const_checked(path: Path, column: str, value: str) -> None:
         raise ImportFileError(path, where, said)
 
 
-def _header(path: Path) -> list[str]:
-    """The file's header, its names as the file has them (polars renames a name given
-    twice). Raises `ImportFileError` for a file that is not there, cannot be read as
-    text, or has a row of more or fewer fields than the header."""
+def _header(path: Path) -> tuple[list[str], int]:
+    """The file's header, its names as the file has them (a reader renames a name
+    given twice), and how many rows follow it. Raises `ImportFileError` for a file
+    that is not there, cannot be read as text, or has a row of more or fewer fields
+    than the header."""
+    rows = 0
     try:
-        with open(path, newline="", encoding="utf-8", errors="replace") as handle:
+        with open(path, newline="", encoding="utf-8-sig", errors="replace") as handle:
             lines = csv.reader(handle)
             header = next(lines, [])
             for n, fields in enumerate(lines, start=2):
+                rows += bool(fields)
                 if fields and len(fields) != len(header):
                     said = f"{len(fields)} field{'' if len(fields) == 1 else 's'}"
                     raise ImportFileError(
@@ -381,7 +454,7 @@ def _header(path: Path) -> list[str]:
         raise ImportFileError(path, "", "no such file") from None
     except (OSError, csv.Error) as exc:
         raise ImportFileError(path, "", f"not a CSV file: {exc}") from None
-    return header
+    return header, rows
 
 
 def import_runs(
@@ -398,18 +471,30 @@ def import_runs(
     the columns in `ignore` are left out; `consts` gives a column the same value in
     every row (`{"bench": "dms-saas"}`)."""
     path = Path(path)
-    rows, notes = read_import(path, mapping, ignore, consts)
-    checks = sorted({check for row in rows for k in row if (check := check_of(k))})
-    schema = table_schema("runs", checks)
-    complete = [dict.fromkeys(schema.names) | row for row in rows]  # the rest is null
+    reading = Reading(path, mapping or {}, ignore, consts or {})
+    checks = sorted({check for c in reading.columns if (check := check_of(c))})
+    kinds = empty_frame(table_schema("runs", checks)).schema
     name, folder = import_name(path), Store.at(store).checked().path
     earlier = earlier_imports(path, folder)
-    _not_held(path, folder, {f.stem for f in earlier} | {name}, [str(r["run_id"]) for r in rows])
-    written = write_table(folder, "runs", name, complete, schema)
+    ids: list[pl.Series] = []
+    schema = pl.DataFrame(schema=kinds).to_arrow().schema
+    blocks = reading.blocks()
+    first = next(blocks)  # a bad cell in the first block: said before the store is made
+    with written_in_parts(folder, "runs", name, schema) as write:
+        for runs in itertools.chain([first], blocks):
+            ids.append(runs["run_id"])
+            write(  # the columns the file lacks: null
+                runs.select(
+                    (pl.col(c).cast(kind) if c in runs.columns else pl.lit(None, kind)).alias(c)
+                    for c, kind in kinds.items()
+                ).to_arrow()
+            )
+        held = pl.concat(ids)
+        _not_held(path, folder, {f.stem for f in earlier} | {name}, held)
     for old in earlier:
-        if old != written:
+        if old.name != f"{name}.parquet":
             old.unlink(missing_ok=True)
-    return ImportedRuns([str(row["run_id"]) for row in rows], notes)
+    return ImportedRuns(held, reading.notes())
 
 
 def import_name(path: Path) -> str:
@@ -425,12 +510,13 @@ def import_name(path: Path) -> str:
 def earlier_imports(path: Path, store: Path) -> list[Path]:
     """The runs files of this CSV file's earlier imports: by its place, and by its
     content (the name earlier imports were given, replaced as well)."""
-    by_content = f"imported-{hashlib.sha256(path.read_bytes()).hexdigest()[:12]}"
+    with open(path, "rb") as file:
+        by_content = f"imported-{hashlib.file_digest(file, 'sha256').hexdigest()[:12]}"
     names = (import_name(path), by_content)
     return [f for name in names if (f := store / "runs" / f"{name}.parquet").is_file()]
 
 
-def _not_held(path: Path, store: Path, own: set[str], ids: list[str]) -> None:
+def _not_held(path: Path, store: Path, own: set[str], ids: pl.Series) -> None:
     """Raises `ImportFileError` at the first id the store holds from elsewhere (not
     from this file's own earlier imports, `own`, which the import replaces), naming
     the file that holds it. One look at the `run_id` of every runs file."""
@@ -446,11 +532,15 @@ def _not_held(path: Path, store: Path, own: set[str], ids: list[str]) -> None:
             include_file_paths="file",
         ).collect()
     except (pl.exceptions.PolarsError, OSError):  # a file unreadable: read as reads do
-        held = read_table(store, "runs").select("run_id", file=pl.lit(None))
-    where = dict(zip(held["run_id"], held["file"], strict=True))
-    for n, run_id in enumerate(ids):
-        if run_id in where:
-            file = where[run_id]
-            said = f"the store holds run {run_id} already"
-            said += f" (in {Path(file).relative_to(store)})" if file else ""
-            raise ImportFileError(path, f"row {n + 2}, run_id", said)
+        held = read_table(store, "runs").select("run_id", file=pl.lit(None, pl.String))
+    both = (
+        ids.to_frame("run_id")
+        .with_row_index()
+        .join(held.unique("run_id"), on="run_id")
+        .sort("index")
+    )
+    if both.height:
+        row, run_id, file = both.row(0)
+        said = f"the store holds run {run_id} already"
+        said += f" (in {Path(file).relative_to(store)})" if file else ""
+        raise ImportFileError(path, f"row {row + 2}, run_id", said)

@@ -9,6 +9,8 @@ holds exactly its table's columns, or the write is refused.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +80,19 @@ def write_arrow(store: Path, table: str, name: str, data: pa.Table) -> Path:
     Without Arrow's copy of the schema: Parquet's own types give every declared type
     back (Arrow's large strings and lists, as polars makes them, are stored as the
     others are), to pyarrow, polars, pandas and DuckDB alike."""
+    with written_in_parts(store, table, name, data.schema, rows=data.num_rows) as write:
+        write(data)
+    return store / table / f"{name}.parquet"
+
+
+@contextmanager
+def written_in_parts(
+    store: Path, table: str, name: str, schema: pa.Schema, rows: int = 2
+) -> Iterator[Callable[[pa.Table], None]]:
+    """One Parquet file written a part at a time (`write(part)`, each of `schema`),
+    in place once the block ends, atomically as `write_arrow`'s; an exception in the
+    block leaves nothing (the temporary file removed). `rows`: how many the file
+    will hold, where it is known (one row: no statistics, no dictionary)."""
     folder = store / table
     if not folder.is_dir():
         made_store(store).joinpath(table).mkdir(exist_ok=True)
@@ -90,10 +105,11 @@ def write_arrow(store: Path, table: str, name: str, data: pa.Table) -> Path:
         part = name.startswith(PART)
         with os.fdopen(handle, "wb") as sink:
             if table == "runs":
-                _note_checks(folder, data.schema)
+                _note_checks(folder, schema)
             # a run's own file: statistics and a dictionary for one row only cost reads
-            own = {} if part else {"write_statistics": False, "use_dictionary": data.num_rows > 1}
-            pq.write_table(data, sink, store_schema=False, **own)
+            own = {} if part else {"write_statistics": False, "use_dictionary": rows > 1}
+            with pq.ParquetWriter(sink, schema, store_schema=False, **own) as writer:
+                yield writer.write_table
             if part:  # the runs' own files it holds go next: on disk first
                 sink.flush()
                 os.fsync(sink.fileno())
@@ -109,7 +125,6 @@ def write_arrow(store: Path, table: str, name: str, data: pa.Table) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return final
 
 
 def _sync_folder(folder: Path) -> None:
