@@ -44,6 +44,21 @@ def locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+@contextmanager
+def locked_if_free(path: Path) -> Iterator[bool]:
+    """`locked`, taken only when no one holds it (never waits): whether it was."""
+    with open(path.with_suffix(".lock"), "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def removed(path: Path) -> None:
     """A folder removed whatever its depth: `shutil.rmtree` recurses once a level (an
     arm's folder 3000 levels deep is a RecursionError, and past PATH_MAX no path

@@ -30,12 +30,14 @@ from pathlib import Path
 
 from benchkit.bench.bench_file import Bench
 from benchkit.errors import BenchError
-from benchkit.workspace.cache import discard, locked
+from benchkit.workspace.cache import discard, locked, locked_if_free
 from benchkit.workspace.caller import Caller
 from benchkit.workspace.commands import caller_path, words
 from benchkit.workspace.node import Node
 from benchkit.workspace.proc import ProcError, capture
+from benchkit.workspace.processes import stop_marked
 from benchkit.workspace.recipe import (
+    BUILDING,
     LAST_USED,
     META,
     Backend,
@@ -79,12 +81,13 @@ def _load(path: Path, recipe: Recipe) -> Environment | None:
 
 def ensure(recipe: Recipe, *, log: Path) -> Environment:
     """The environment of a recipe: from the cache, or built now from the recipe's own
-    files. Raises `EnvironmentFailure`."""
+    files (what a killed build left swept first). Raises `EnvironmentFailure`."""
     builder = backend(recipe.kind)
     final = envs_dir() / recipe.key
     if not builder.cached:
         return builder.build(recipe, final, log=log)
     final.parent.mkdir(parents=True, exist_ok=True)
+    swept()
     with locked(final):  # one build per key, whatever runs in parallel
         found = _load(final, recipe)
         if found is not None:
@@ -92,6 +95,32 @@ def ensure(recipe: Recipe, *, log: Path) -> Environment:
             log.write_text(f"environment {recipe.key}: reused from {final}\n")
             return found
         return builder.build(recipe, final, log=log)
+
+
+def swept() -> list[str]:
+    """What builds whose own process was killed left (a SIGKILL leaves what no
+    `finally` removes): for each temporary folder `<key>.<random>` of a key no process
+    is building (its lock free), every process carrying `BENCHKIT_BUILD=<key>` is
+    stopped and the folder removed. The keys swept; a listing of the cache, at most."""
+    left: dict[str, list[Path]] = {}
+    try:
+        entries = list(envs_dir().iterdir())
+    except OSError:
+        return []
+    kinds = tuple(f"{kind}-" for kind, b in BACKENDS.items() if b.cached)
+    for entry in entries:
+        key, dot, rest = entry.name.partition(".")
+        if dot and key.startswith(kinds) and rest not in ("lock", IN_USE[1:]) and entry.is_dir():
+            left.setdefault(key, []).append(entry)
+    swept = []
+    for key, folders in sorted(left.items()):
+        with locked_if_free(envs_dir() / key) as free:
+            if free:
+                stop_marked(f"{BUILDING}={key}".encode())
+                for folder in folders:
+                    discard(folder)
+                swept.append(key)
+    return swept
 
 
 def programs(commands: Sequence[str | Sequence[str]], environment: Environment) -> list[str]:

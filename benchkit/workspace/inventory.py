@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from benchkit.errors import UsageError
-from benchkit.workspace.environment import BACKENDS, removed_unless_bound
+from benchkit.workspace.environment import BACKENDS, removed_unless_bound, swept
 from benchkit.workspace.recipe import LAST_USED, META, envs_dir
 
 
@@ -39,7 +39,9 @@ def _runtime(recipe: dict[str, object]) -> str:
 
 
 def cached() -> list[Cached]:
-    """The built environments in the cache, newest first."""
+    """The built environments in the cache, newest first (what builds killed midway
+    left swept first)."""
+    swept()
     found = []
     folder = envs_dir()
     kinds = [p for k, b in BACKENDS.items() if b.cached for p in folder.glob(f"{k}-*")]

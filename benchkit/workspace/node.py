@@ -48,6 +48,7 @@ from benchkit.workspace.recipe import (
     Environment,
     EnvironmentFailure,
     Recipe,
+    building,
     read_only,
     write_log,
     write_meta,
@@ -177,7 +178,8 @@ class Node(Backend):
             for path, text in recipe.files:
                 (node / path).parent.mkdir(parents=True, exist_ok=True)
                 (node / path).write_text(text)
-            lines.append(capture(install, cwd=node, env=manager_env(manager), timeout_s=1800))
+            env = manager_env(manager) | building(recipe.key)
+            lines.append(capture(install, cwd=node, env=env, timeout_s=1800))
             (node / NODE_MODULES).mkdir(exist_ok=True)  # a package without dependencies
             packages = _installed(node)
             for folder in (NODE_MODULES, *self.within(recipe, node)):

@@ -4,7 +4,9 @@ never a pid alone, which the kernel reuses; and the members of a process group."
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -53,6 +55,15 @@ def marked(mark: bytes) -> list[int]:
         return []
     pids = (int(e.name) for e in proc_root.iterdir() if e.name.isdigit())
     return [pid for pid in pids if pid != os.getpid() and carries(pid, mark)]
+
+
+def stop_marked(mark: bytes) -> int:
+    """SIGKILL every live process that carries `mark`; how many."""
+    pids = marked(mark)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    return len(pids)
 
 
 def group_left(pgid: int, settle_s: float = SETTLE_S) -> bool:

@@ -123,6 +123,15 @@ class Backend(ABC):
         return found
 
 
+BUILDING = "BENCHKIT_BUILD"  # every command of a build carries BENCHKIT_BUILD=<its key>
+
+
+def building(key: str) -> dict[str, str]:
+    """The mark a build's commands carry in their environment: what the next benchkit
+    stops when the build's own process was killed (`environment.swept`)."""
+    return {BUILDING: key}
+
+
 def envs_dir() -> Path:
     """Where built environments are kept: a folder each, by key."""
     return cache_dir() / "envs"

@@ -11,10 +11,8 @@ arm's beside its worktree, the checks' after it beside the clean tree they run o
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import warnings
 from collections.abc import Mapping, Sequence
@@ -24,7 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from benchkit.errors import UsageError
-from benchkit.workspace.processes import marked
+from benchkit.workspace.processes import stop_marked
 
 
 class SandboxWarning(UserWarning):
@@ -90,11 +88,7 @@ def stop_left(run_id: str) -> int:
     """SIGKILL every process still running with the run's mark in its environment
     (without a sandbox, a daemon an arm or a check started outlives its group); how
     many. In bubblewrap nothing is left: the pid namespace ends with its command."""
-    pids = marked(f"{PILOT_MARK}={run_id}".encode())
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
-    return len(pids)
+    return stop_marked(f"{PILOT_MARK}={run_id}".encode())
 
 
 def sandbox_kind(name: str) -> type[Sandbox]:

@@ -38,6 +38,7 @@ from benchkit.workspace.recipe import (
     Environment,
     EnvironmentFailure,
     Recipe,
+    building,
     read_only,
     write_log,
     write_meta,
@@ -70,8 +71,9 @@ def uv_env() -> dict[str, str]:
     return env
 
 
-def uv(*args: str, timeout_s: float = 900.0) -> str:
-    return capture([find_uv_bin(), *args], env=uv_env(), timeout_s=timeout_s)
+def uv(*args: str, timeout_s: float = 900.0, mark: Mapping[str, str] | None = None) -> str:
+    """uv's output; `mark`: variables its environment carries besides (a build's)."""
+    return capture([find_uv_bin(), *args], env=uv_env() | dict(mark or {}), timeout_s=timeout_s)
 
 
 @cache
@@ -217,13 +219,14 @@ class Venv(Backend):
                 (inputs / path).parent.mkdir(parents=True, exist_ok=True)
                 (inputs / path).write_text(text)
             venv = ["venv", "--quiet", "--relocatable", "--no-python-downloads"]
-            lines.append(uv(*venv, "--python", recipe.python, str(tmp / "venv")))
+            mark = building(recipe.key)
+            lines.append(uv(*venv, "--python", recipe.python, str(tmp / "venv"), mark=mark))
             python = str(tmp / "venv" / "bin" / "python")
             wanted = requirement_args(recipe, inputs)
             if wanted:
                 install = ["pip", "install", "--python", python, "--link-mode=copy"]
-                lines.append(uv(*install, "--compile-bytecode", *wanted))
-            packages = tuple(uv("pip", "freeze", "--python", python).split())
+                lines.append(uv(*install, "--compile-bytecode", *wanted, mark=mark))
+            packages = tuple(uv("pip", "freeze", "--python", python, mark=mark).split())
             read_only(tmp / "venv")
             meta = write_meta(recipe, tmp / "venv", packages, started)
             os.replace(tmp / "venv", final)
