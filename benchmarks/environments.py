@@ -5,8 +5,12 @@ package from the registry), runs the environment stage of the demo bench (pytest
 ruff, mypy, flit_core, pip: about 100 MB) the way a pilot does: build or reuse the
 cached environment, then make the pilot's own instance of it: a copy of hard links
 (as without bubblewrap), or the cached one bound (as in bubblewrap, which binds it
-read-only). Prints the first build and both kinds of reuse side by side. Target: a
-reused environment under 5% of a first build, and under 1 s.
+read-only). Prints the first build and both kinds of reuse side by side, and the
+end of each pilot's use: a copy's removal with the check that the cached environment
+is as built (its files' sizes and times, then their bytes: a write in place that
+restored a file's times changes those), beside a bound one's (no check: nothing
+could be written). Target: a reused environment under 5% of a first build, and
+under 1 s.
 
     .venv/bin/python benchmarks/environments.py [--reuses N] [--bench NAME|PATH]
 """
@@ -29,8 +33,9 @@ TARGET_SHARE = 0.05
 TARGET_S = 1.0
 
 
-def stage(bench_name: str, scratch: Path, n: int, bound: bool = False) -> tuple[float, bool]:
-    """One pilot's environment stage: seconds, and whether it built."""
+def stage(bench_name: str, scratch: Path, n: int, bound: bool = False) -> tuple[float, bool, float]:
+    """One pilot's environment stage: seconds, whether it built, and the seconds of
+    its end (the instance removed, the cached environment checked)."""
     bench = find_bench(bench_name)
     repo = prepare_repository(bench)
     worktree = scratch / f"worktree-{n}"
@@ -47,10 +52,12 @@ def stage(bench_name: str, scratch: Path, n: int, bound: bool = False) -> tuple[
             bound=bound,
         )
         seconds = time.perf_counter() - started
+        started = time.perf_counter()
         remove(instance, read_only=bound)
+        end = time.perf_counter() - started
     finally:
         remove_worktree(worktree)
-    return seconds, not built.reused
+    return seconds, not built.reused, end
 
 
 def main() -> None:
@@ -62,10 +69,11 @@ def main() -> None:
         scratch = Path(folder)
         os.environ["BENCHKIT_CACHE"] = str(scratch / "cache")
         os.environ["UV_CACHE_DIR"] = str(scratch / "uv")  # a cold download cache
-        first, built = stage(args.bench, scratch, 0)
+        first, built, _ = stage(args.bench, scratch, 0)
         assert built, "the first stage must build"
-        reuses = [stage(args.bench, scratch, n)[0] for n in range(1, args.reuses + 1)]
-        bound = [stage(args.bench, scratch, -n, bound=True)[0] for n in range(1, args.reuses + 1)]
+        copies = [stage(args.bench, scratch, n) for n in range(1, args.reuses + 1)]
+        binds = [stage(args.bench, scratch, -n, bound=True) for n in range(1, args.reuses + 1)]
+        reuses, bound = [c[0] for c in copies], [b[0] for b in binds]
         size = sum(p.stat().st_size for p in (scratch / "cache" / "envs").rglob("*") if p.is_file())
     median, worst = statistics.median(reuses), max(reuses)
     print(f"bench {args.bench}: environment of {size / 1e6:.0f} MB\n")
@@ -76,6 +84,12 @@ def main() -> None:
     median_bound = statistics.median(bound)
     print(f"{'reuse bound, median of ' + str(len(bound)):<34}{median_bound:>9.3f}", end="")
     print(f"{median_bound / first:>16.1%}  (bubblewrap: nothing copied)")
+    checked, unchecked = (
+        statistics.median(c[2] for c in copies),
+        statistics.median(b[2] for b in binds),
+    )
+    print(f"{'end of use, copy (checked), median':<34}{checked:>9.3f}{checked / first:>16.1%}")
+    print(f"{'end of use, bound, median':<34}{unchecked:>9.3f}{unchecked / first:>16.1%}")
     met = worst < TARGET_S and worst / first < TARGET_SHARE
     print(
         f"\nreuse under {TARGET_SHARE:.0%} of a first build and under {TARGET_S:g} s "

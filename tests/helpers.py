@@ -17,6 +17,11 @@ import pytest
 
 from benchkit.workspace.sandbox import bwrap_problem
 
+PATIENCE_S = 1800.0
+"""How long a test waits for real work (a benchkit it started, a process to go)
+before it calls it hung: a guard, never a measure of speed. A busy machine (a lab's
+CI runner beside other jobs) is slow, and a test must not fail for that."""
+
 NO_BWRAP = bwrap_problem()
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 NO_NODE = shutil.which("npm") is None or shutil.which("node") is None

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from benchkit.errors import UsageError
 from benchkit.records import LauncherName, PilotSpec, Run
 from benchkit.run.events import Event, Sink, relayed
-from benchkit.run.launcher import Launched, Launcher
+from benchkit.run.launcher import Launched, Launcher, LaunchWarning
 from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import Plan, plan
 from benchkit.store.store import Store
@@ -99,6 +99,13 @@ def start_local(cpus: int) -> None:
                     f"the local Ray cluster did not start ({_first_line(exc)}); "
                     "--launcher processes runs the same pilots",
                 ) from None
+            warnings.warn(
+                f"the local Ray cluster did not start ({_first_line(exc)}): starting it "
+                f"again, {attempt + 1} of {START_ATTEMPTS} (a busy machine can be slower "
+                "than Ray's own 30 s wait for its node)",
+                LaunchWarning,
+                stacklevel=2,
+            )
 
 
 def _first_line(exc: Exception) -> str:

@@ -25,7 +25,7 @@ from benchkit.errors import SetError, UsageError
 from benchkit.records import DEFAULT_SET, LAUNCHERS, RERUNS, LauncherName, PilotSpec, Run
 from benchkit.run.claims import claim, release
 from benchkit.run.events import Planned, Sink, ignore
-from benchkit.run.launcher import Launched
+from benchkit.run.launcher import Launched, LaunchWarning
 from benchkit.run.launchers import make_launcher
 from benchkit.run.plan import Plan, plan
 from benchkit.run.progress import Ledger, fan, read_matrices, shown
@@ -87,10 +87,6 @@ def pilot_specs(
             _each(bench), arms, _each(executor), _each(model), range(1, trials + 1)
         )
     ]
-
-
-class LaunchWarning(UserWarning):
-    """More pilots at a time than this machine has cores."""
 
 
 def _jobs(jobs: int, pilots: int) -> int:

@@ -20,6 +20,11 @@ from benchkit.run.plan import Plan
 from benchkit.store.store import Store
 
 
+class LaunchWarning(UserWarning):
+    """What a launch says and goes on: more pilots at a time than this machine has
+    cores, a local cluster started again after a failed start."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Launched:
     """What a launcher hands back: the runs, in the order of their plans, and the

@@ -8,7 +8,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Iterator
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -38,6 +38,7 @@ from benchkit.run.baseline import Baseline
 from benchkit.run.plan import Plan
 from benchkit.run.scoring import Ahead, PatchAhead, site_results
 from benchkit.store.store import Store
+from benchkit.workspace.cache import removed
 from benchkit.workspace.environment import (
     Instance,
     env_copy_of,
@@ -263,8 +264,8 @@ def written(pilot: PilotState, run: Run, *, last: bool) -> Run:
             if last:
                 store.forget_details(run.run_id)  # all of the record, or none
             raise
-        shutil.rmtree(pilot.artifacts, ignore_errors=True)
-        detail = f"no space left on {store.path}; its logs were removed to record the run"
+        gone = room_made(pilot)
+        detail = f"no space left on {store.path}; {gone} were removed to record the run"
         run = replace(run, status="failed", failure_kind="disk", failure_detail=detail)
         try:
             write(run)
@@ -275,10 +276,29 @@ def written(pilot: PilotState, run: Run, *, last: bool) -> Run:
             raise StoreError(
                 store.path,
                 "",
-                f"cannot record run {run.run_id}: no space left, even with its logs removed; "
-                "it reads as crashed once there is room",
+                f"cannot record run {run.run_id}: no space left, even with {gone} removed; "
+                "only its `running` row is kept, and it reads as crashed once there is room",
             ) from None
     return run
+
+
+def room_made(pilot: PilotState) -> str:
+    """Room for the record on a full store: the run's logs removed, and its folder
+    (worktree, HOME, tmp: what filled the disk, as often as not) where it shares the
+    store's file system, at once (not by the trash's thread), kept worktree or not.
+    What was removed, as the run says it."""
+    shutil.rmtree(pilot.artifacts, ignore_errors=True)
+    try:
+        shared = pilot.folder.stat().st_dev == pilot.store.path.stat().st_dev
+    except OSError:
+        return "its logs"
+    if not shared:
+        return "its logs"
+    ahead = pilot.checked_ahead
+    if ahead is not None:
+        wait([ahead])  # the clean tree being made: made (or failed), then removed
+    removed(pilot.folder)
+    return "its logs and its worktree"
 
 
 def report_said(report: ArmReport) -> tuple[str, ...]:

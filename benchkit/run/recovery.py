@@ -25,6 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from benchkit.run.liveness import lives
+from benchkit.store.heartbeat import Beat
 from benchkit.store.store import Store
 from benchkit.workspace.cache import discard
 from benchkit.workspace.git import diff, snapshot
@@ -47,32 +48,80 @@ def recover(store: Store | Path | str | None = None) -> list[str]:
 
 def recover_then_read(store: Store) -> pl.DataFrame:
     """`recover`, then the `runs` table as it now stands: read once when no run was
-    left running by a benchkit that is gone (one read per command)."""
+    left running by a benchkit that is gone (one read per command). A store that
+    cannot be written (a read-only mount, another user's) is read, never written:
+    its crashed runs read as `crashed` in what is returned only, and nothing they left
+    is touched."""
     runs = store.read("runs")
+    if not _writable(store.path):
+        return _crashed_as_read(store, runs)
     return store.read("runs") if _recover(store, runs) else runs
 
 
-def _recover(store: Store, runs: pl.DataFrame) -> list[str]:
+def _writable(folder: Path) -> bool:
+    """Whether benchkit may write in the store's folder: not on a read-only mount
+    (which root's rights do not pass), and by its rights."""
+    try:
+        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return True  # no folder yet: nothing to recover
+    return not read_only and os.access(folder, os.W_OK | os.X_OK)
+
+
+def _gone(store: Store, runs: pl.DataFrame) -> list[tuple[dict[str, object], bool, Beat | None]]:
+    """The runs left `running` by a benchkit that is gone, each with whether it was
+    this host's and its last heartbeat."""
     if runs.is_empty():
         return []
     here = socket.gethostname()
     beats = store.beats()
     now = datetime.now(UTC)
-    crashed = []
+    found = []
     for row in runs.filter(pl.col("status") == "running").to_dicts():
         beat = beats.get(row["run_id"])
         owner = (row["host"], row["pid"], row["process_start"])
-        if lives(*owner, beats=True, beat=beat, now=now):
-            continue  # still at work
-        if row["host"] != here:  # another machine's: its heartbeat stopped
-            said = "its folder, on that machine, was left as it was"
-            last = f"last at {beat.updated_at}" if beat else "never written"
-            detail = f"benchkit on {row['host']} (pid {row['pid']}): its heartbeat stopped ({last})"
-        else:
-            said = _clean_up(row)
-            detail = f"benchkit (pid {row['pid']}) stopped during the run"
+        if not lives(*owner, beats=True, beat=beat, now=now):
+            found.append((row, row["host"] == here, beat))
+    return found
+
+
+def _stopped(row: dict[str, object], mine: bool, beat: Beat | None) -> str:
+    """How the run's benchkit stopped, in words (`mine`: on this host)."""
+    if mine:
+        return f"benchkit (pid {row['pid']}) stopped during the run"
+    last = f"last at {beat.updated_at}" if beat else "never written"
+    return f"benchkit on {row['host']} (pid {row['pid']}): its heartbeat stopped ({last})"
+
+
+def _crashed_as_read(store: Store, runs: pl.DataFrame) -> pl.DataFrame:
+    """The runs as a read-only store holds them, those a gone benchkit left `running`
+    shown as `crashed`, and said: nothing written, nothing stopped or removed."""
+    crashed = {}
+    for row, mine, beat in _gone(store, runs):
+        detail = f"{_stopped(row, mine, beat)}; the store is read-only: not recorded"
+        crashed[row["run_id"]] = detail
+        message = f"run {row['run_id']}: {detail}, and what it left is left as it was"
+        warnings.warn(message, RecoveryWarning, stacklevel=3)
+    if not crashed:
+        return runs
+    hit = pl.col("run_id").is_in(list(crashed))
+    return runs.with_columns(
+        status=pl.when(hit).then(pl.lit("crashed")).otherwise(pl.col("status")),
+        failure_kind=pl.when(hit).then(pl.lit("crash")).otherwise(pl.col("failure_kind")),
+        failure_detail=pl.when(hit)
+        .then(pl.col("run_id").replace_strict(crashed, default=None))
+        .otherwise(pl.col("failure_detail")),
+    )
+
+
+def _recover(store: Store, runs: pl.DataFrame) -> list[str]:
+    crashed = []
+    for row, mine, beat in _gone(store, runs):
+        # another machine's (its heartbeat stopped): its folder is that machine's
+        said = _clean_up(row) if mine else "its folder, on that machine, was left as it was"
+        detail = _stopped(row, mine, beat)
         store.update_run(
-            row["run_id"],
+            str(row["run_id"]),
             {
                 "status": "crashed",
                 "failure_kind": "crash",
@@ -83,7 +132,7 @@ def _recover(store: Store, runs: pl.DataFrame) -> list[str]:
         )
         message = f"run {row['run_id']}: {detail}: now crashed; {said}"
         warnings.warn(message, RecoveryWarning, stacklevel=2)
-        crashed.append(row["run_id"])
+        crashed.append(str(row["run_id"]))
     return crashed
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import shutil
 import tempfile
 import uuid
 from datetime import UTC, datetime
@@ -87,11 +88,22 @@ def made_store(store: Path) -> Path:
     """The store folder, made when it is not there yet, with a `.gitignore` of all it
     holds: a store made inside a repository (`data/runs` where `benchkit ab` runs, say)
     never shows in its `git status` or joins a `git add -A`."""
-    try:
-        store.mkdir(parents=True)
-    except FileExistsError:
+    if store.exists():
         return store
-    (store / ".gitignore").write_text(IGNORED)
+    made: Path | None = None
+    try:
+        store.parent.mkdir(parents=True, exist_ok=True)
+        # made whole beside its place, then renamed into it: a full disk or a kill
+        # leaves no store without its `.gitignore`
+        made = Path(tempfile.mkdtemp(prefix=f".{store.name}.", dir=store.parent))
+        (made / ".gitignore").write_text(IGNORED)
+        os.rename(made, store)
+    except OSError as exc:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        if store.is_dir():  # made meanwhile by another benchkit
+            return store
+        raise StoreError(store, "", f"cannot make the store: {exc.strerror or exc}") from None
     return store
 
 

@@ -44,6 +44,7 @@ from benchkit.workspace.recipe import (
     Environment,
     EnvironmentFailure,
     Recipe,
+    contents,
     envs_dir,
     manifest,
 )
@@ -324,10 +325,14 @@ def remove(instance: Instance | None, *, read_only: bool = False) -> None:
     assert cached_path is not None
     with locked(cached_path):
         try:
-            built = json.loads((cached_path / META).read_text())["manifest"]
-        except (OSError, ValueError, KeyError):
+            meta = json.loads((cached_path / META).read_text())
+            built, digest = meta["manifest"], meta.get("contents")
+        except (OSError, ValueError, KeyError, TypeError):
             return  # dropped meanwhile
-        if manifest(cached_path) == built:
+        # its sizes and times, then its bytes (what an arm that restores the times of
+        # a file it rewrote changes); an environment built before benchkit kept its
+        # contents' digest is checked by sizes and times only
+        if manifest(cached_path) == built and digest in (None, contents(cached_path)):
             return
     said = "it was dropped and will be built again"
     if not _drop(cached_path):

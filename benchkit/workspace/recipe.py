@@ -169,16 +169,30 @@ def manifest(root: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def contents(root: Path) -> str:
+    """A digest of every file's path and bytes: what a write in place that keeps the
+    file's size and restores its times (which `manifest` cannot see) still changes.
+    Reads the whole environment (0.3 s for 116 MB when cached in memory)."""
+    digest = hashlib.sha256()
+    start = len(str(root)) + 1
+    for path, _ in entries(root):
+        with open(path, "rb") as file:
+            own = hashlib.file_digest(file, "sha256").hexdigest()
+        digest.update(f"{path[start:]}\0{own}\n".encode())
+    return digest.hexdigest()[:16]
+
+
 def write_meta(
     recipe: Recipe, root: Path, packages: tuple[str, ...], started: float
 ) -> dict[str, object]:
     """What a built environment says of itself, in its `META` file: its key, recipe,
-    packages, manifest, when and how fast it was built."""
+    packages, manifest and contents, when and how fast it was built."""
     meta: dict[str, object] = {
         "key": recipe.key,
         "recipe": asdict(recipe) | {"files": [path for path, _ in recipe.files]},
         "packages": packages,
         "manifest": manifest(root),
+        "contents": contents(root),
         "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "build_s": round(time.monotonic() - started, 3),
     }

@@ -19,7 +19,7 @@ from benchkit.errors import UsageError
 from benchkit.records import SECRET_MARK
 from benchkit.store.parquet import update_run
 from tests.conftest import TinyRepo, a_cache, tiny_repo
-from tests.helpers import CHROMIUM, needs_chromium
+from tests.helpers import CHROMIUM, PATIENCE_S, needs_chromium
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def site(tmp_path_factory: pytest.TempPathFactory, shared_environments: Path) ->
         benchkit.pilot(str(tiny.bench_dir), arm=arms, store=store, sandbox="none")
     out = tmp_path / "site"
     argv = [sys.executable, "-m", "benchkit", "report", "--store", str(store), "--out", str(out)]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=PATIENCE_S)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(out / "index.html")
     yield Site(out=out, rows=benchkit.runs(store).to_dicts())
@@ -63,7 +63,7 @@ def _open(page: Path, fragment: str = "", width: int = 1400) -> tuple[str, str]:
     argv = [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr"]
     argv += ["--v=0", f"--window-size={width},1000", "--virtual-time-budget=5000"]
     argv += ["--dump-dom", page.as_uri() + fragment]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=PATIENCE_S)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout, done.stderr
 
@@ -124,7 +124,7 @@ def test_a_log_that_is_not_a_file_is_left_out_of_the_report(tiny: TinyRepo, tmp_
     logs[0].mkdir()
     out = tmp_path / "site"
     argv = [sys.executable, "-m", "benchkit", "report", "--store", str(store), "--out", str(out)]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=PATIENCE_S)
     assert done.returncode == 0, done.stderr
     page = (out / "runs" / f"{run.run_id}.html").read_text()
     assert f"logs/{logs[0].name}" not in page and f"logs/{logs[1].name}" in page

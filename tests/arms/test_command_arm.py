@@ -20,7 +20,7 @@ import benchkit
 from benchkit.run.pilot import NETWORK_KEPT
 from benchkit.workspace.cache import cache_dir
 from tests.conftest import ROOT, TinyRepo
-from tests.helpers import pgrep, started_as_a_terminal_starts_it
+from tests.helpers import PATIENCE_S, needs_root, pgrep, started_as_a_terminal_starts_it
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
@@ -107,7 +107,9 @@ class Benchkit:
         ]
 
     def run(self) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(self.argv, env=self.env, capture_output=True, text=True, timeout=180)
+        return subprocess.run(
+            self.argv, env=self.env, capture_output=True, text=True, timeout=PATIENCE_S
+        )
 
     def start(self) -> subprocess.Popen[str]:
         with started_as_a_terminal_starts_it():  # a Ctrl-C it is sent is heard
@@ -116,7 +118,7 @@ class Benchkit:
             )
 
     def wait_for_pids(self, count: int) -> list[int]:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + PATIENCE_S
         while time.monotonic() < deadline:
             if self.pids.exists():
                 pids = [int(p) for p in self.pids.read_text().split()]
@@ -277,9 +279,9 @@ def test_a_signal_stops_the_agents_whole_group_and_records_the_run(
     reap.extend([agent])
     time.sleep(0.3)  # the agent has made its edits and sleeps
     proc.send_signal(sig)
-    took = _wait_gone([agent, grandchild], within=5)
-    assert took < 1.0, f"the group took {took:.2f} s to stop"
-    _, err = proc.communicate(timeout=60)
+    took = _wait_gone([agent, grandchild], within=PATIENCE_S)
+    assert took < 60, f"the group took {took:.2f} s to stop"  # its child sleeps 600 s
+    _, err = proc.communicate(timeout=PATIENCE_S)
     assert proc.returncode == 128 + sig, err
     row = bk.row()
     assert (row["status"], row["failure_kind"], row["retryable"]) == (
@@ -310,11 +312,11 @@ def test_a_grandchild_that_ignores_sigterm_is_killed_after_the_grace(
     proc = bk.start()
     agent, stubborn = bk.wait_for_pids(2)
     reap.append(agent)
-    _wait_gone([agent], within=10)  # SIGTERM at the timeout: the agent goes ...
+    _wait_gone([agent], within=PATIENCE_S)  # SIGTERM at the timeout: the agent goes ...
     assert not _gone(stubborn)  # ... its child ignores it ...
-    took = _wait_gone([stubborn], within=5)  # ... until the grace period's SIGKILL
-    assert took < 2
-    proc.communicate(timeout=60)
+    took = _wait_gone([stubborn], within=PATIENCE_S)  # ... until the grace period's SIGKILL
+    assert took < 60  # its 1 s, not the 600 s its child would sleep
+    proc.communicate(timeout=PATIENCE_S)
     assert bk.row()["status"] == "timeout"
 
 
@@ -376,6 +378,42 @@ def test_an_arm_whose_program_is_missing_when_it_runs_says_so(
     assert "/no-such-agent-cli: not found or not executable" in done.stderr
 
 
+@needs_root
+def test_a_read_only_store_a_killed_benchkit_left_is_read_and_never_written(
+    tiny: TinyRepo, tmp_path: Path, reap: list[int]
+) -> None:
+    """`runs` and `status` on a read-only mount of a store holding a run a SIGKILLed
+    benchkit left `running`: the run reads as crashed, said, and nothing is written or
+    stopped (seen: exit 2, `agent.patch: Read-only file system`)."""
+    bk = Benchkit(tiny, tmp_path, _arm(tmp_path), FAKE_AGENT_MODE="halfway")
+    proc = bk.start()
+    [agent] = bk.wait_for_pids(1)
+    reap.append(agent)
+    proc.kill()
+    proc.communicate()
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    subprocess.run(["mount", "--bind", str(bk.store), str(seen)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(seen)], check=True)
+        for command in ("runs", "status"):
+            argv = [sys.executable, "-m", "benchkit.cli", command, "--store", str(seen)]
+            done = subprocess.run(argv, env=bk.env, capture_output=True, text=True)
+            assert done.returncode == 0, done.stderr
+            assert "the store is read-only: not recorded" in done.stderr
+            assert "Traceback" not in done.stderr
+            assert "crashed" in done.stdout and "running" not in done.stdout, done.stdout
+    finally:
+        subprocess.run(["umount", str(seen)], check=True)
+    assert bk.row()["status"] == "running"  # as it was: nothing written
+    assert not _gone(agent)  # nor stopped
+    listed = subprocess.run(
+        [sys.executable, "-m", "benchkit.cli", "runs"], env=bk.env, capture_output=True, text=True
+    )
+    assert "now crashed; stopped 1 process it left" in listed.stderr  # where it may write
+    assert bk.row()["status"] == "crashed"
+
+
 @pytest.mark.parametrize("secret", ["", "sk-secret-2a9c"])
 def test_sigkill_leaves_a_running_record_that_the_next_command_marks_crashed(
     tiny: TinyRepo, tmp_path: Path, reap: list[int], secret: str
@@ -400,7 +438,7 @@ def test_sigkill_leaves_a_running_record_that_the_next_command_marks_crashed(
         [sys.executable, "-m", "benchkit.cli", "runs"], env=bk.env, capture_output=True, text=True
     )
     assert listed.returncode == 0, listed.stderr
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + PATIENCE_S
     while not _gone(agent) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _gone(agent)  # the next command stopped it, and says so
@@ -600,7 +638,7 @@ def test_an_arm_that_breaks_its_git_still_has_its_change_read(
         ],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=PATIENCE_S,
     )
     assert done.returncode == 0, done.stderr
     rows = {r["arm"]: r for r in benchkit.runs(store).to_dicts()}
@@ -683,14 +721,14 @@ def test_a_daemon_the_arm_leaves_is_stopped_with_its_pilot(tiny: TinyRepo, tmp_p
     """Seen before (issue 36, case 6): under `--sandbox none` a process the arm started
     in a session of its own (`setsid -f`) ran on after the pilot, its environment
     carrying the run's mark all the while."""
-    token = f"sleep 158.{os.getpid()}"
+    token = f"sleep 3158.{os.getpid()}"
     arm = tmp_path / "daemon.toml"
     line = f"setsid -f {token} >/dev/null 2>&1 </dev/null && echo y = 2 > new.py"
     arm.write_text(f'name = "daemon"\ncommand = "{line}"\n')  # its stdio closed, as a daemon
     bk = Benchkit(tiny, tmp_path, arm)
     try:
         assert bk.run().returncode == 0
-        deadline = time.monotonic() + 30  # SIGKILLed: gone once the kernel reaps it
+        deadline = time.monotonic() + PATIENCE_S  # SIGKILLed: gone once the kernel reaps it
         while pgrep(token) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert pgrep(token) == []

@@ -14,6 +14,7 @@ from benchkit.change.ab import duration_change
 from benchkit.change.probe import DISCRIMINATES, DOES_NOT, FAILS_AT_HEAD, PROVES_NOTHING, judge
 from benchkit.gate.junit import CaseResult
 from tests.conftest import activate, make_repo
+from tests.helpers import PATIENCE_S
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
@@ -251,7 +252,7 @@ def test_ab_runs_in_the_maintainers_virtualenv(tmp_path: Path, maintainer_venv: 
         env={**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")},
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=PATIENCE_S,
     )
     assert done.returncode == 0, done.stderr
     python = str(maintainer_venv / "bin" / "python")
@@ -333,7 +334,7 @@ def test_ab_fail_on_flip_exits_1_when_a_passing_test_fails_at_head(
 def _ab_cli(repo: Path, store: Path, *args: str) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "benchkit.cli", "ab", "--repo", str(repo), *args]
     env = {**os.environ, "BENCHKIT_STORE": str(store)}
-    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=PATIENCE_S)
 
 
 def test_ab_fail_on_flip_fails_when_the_heads_tests_do_not_run(tmp_path: Path) -> None:
@@ -365,7 +366,7 @@ def test_a_probe_whose_tests_cannot_run_at_head_proves_nothing_and_exits_1(
     argv = [sys.executable, "-m", "benchkit.cli", "probe", "--repo", str(repo)]
     argv += ["--base", "main", "--head", "fix", "--", "no-such-runner-xyz", "{report}"]
     env = {**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")}
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=PATIENCE_S)
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr.strip() == (
         "benchkit: the tests at head cannot be judged (the command could not start): "

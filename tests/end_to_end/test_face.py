@@ -20,7 +20,7 @@ import benchkit
 from benchkit import errors
 from benchkit.cli.options import Benchkit
 from tests.conftest import ROOT, TinyRepo
-from tests.helpers import benchkit_cli, benchkit_modules
+from tests.helpers import PATIENCE_S, benchkit_cli, benchkit_modules
 
 HEAVY = ("polars", "pandas", "pyarrow", "numpy", "matplotlib")
 
@@ -104,7 +104,7 @@ def _loaded(*argv: str) -> set[str]:
         capture_output=True,
         text=True,
         cwd=ROOT,
-        timeout=60,
+        timeout=PATIENCE_S,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     names = set()

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, a_cache, sh_git
-from tests.helpers import DEMO_BASE_SHA, DEMO_HUMAN_SHA
+from tests.helpers import DEMO_BASE_SHA, DEMO_HUMAN_SHA, PATIENCE_S
 
 pytestmark = pytest.mark.slow
 
@@ -31,7 +31,9 @@ LEFT_OUT = (".git", ".venv", "build", "dist", "data", "*.egg-info", "__pycache__
 def _run(
     argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=cwd, env=env)
+    done = subprocess.run(
+        argv, capture_output=True, text=True, timeout=PATIENCE_S, cwd=cwd, env=env
+    )
     assert done.returncode == 0, f"{argv}: {done.stdout[-2000:]}\n{done.stderr[-2000:]}"
     return done
 

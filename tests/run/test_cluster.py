@@ -24,7 +24,7 @@ from benchkit.run.recovery import RecoveryWarning
 from benchkit.store.store import Store
 from benchkit.workspace.processes import process_start
 from tests.conftest import TinyRepo
-from tests.helpers import FIGURES, alive, needs_bwrap, pgrep, two_benches
+from tests.helpers import FIGURES, PATIENCE_S, alive, needs_bwrap, pgrep, two_benches
 
 pytest.importorskip("ray", reason="Ray is in the development install: pip install -e '.[dev]'")
 
@@ -44,9 +44,9 @@ def test_a_sigkilled_benchkit_on_a_local_ray_cluster_leaves_no_worker_and_no_arm
     # Ray's workers die with the cluster benchkit started, without a word: the arms
     # stop with their sandbox (bwrap --die-with-parent), the runs are judged crashed
     # by the next benchkit, and the set runs them again.
-    token = f"sleep 599.{os.getpid()}"  # far past the wait below: only a stop ends it
+    token = f"sleep 3599.{os.getpid()}"  # far past the wait below: only a stop ends it
     arm = tmp_path / "sleepy.toml"
-    arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 900\n')
+    arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 3600\n')
     store = tmp_path / "store"
     argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
     argv += ["--arm", str(arm), "--trials", "2", "--launcher", "ray", "--jobs", "2"]
@@ -56,7 +56,7 @@ def test_a_sigkilled_benchkit_on_a_local_ray_cluster_leaves_no_worker_and_no_arm
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
     cluster: dict[int, int | None] = {}  # Ray's own daemons too, by pid and start
     try:
-        deadline = time.monotonic() + 240
+        deadline = time.monotonic() + PATIENCE_S
         tasks: list[int] = []
         while len(tasks) < 2 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)  # both arms at work
@@ -65,7 +65,7 @@ def test_a_sigkilled_benchkit_on_a_local_ray_cluster_leaves_no_worker_and_no_arm
         cluster = {p: process_start(p) for p in _descendants(proc.pid)}
         proc.kill()
         proc.wait()
-        deadline = time.monotonic() + 180  # at once when quiet; a busy machine may take long
+        deadline = time.monotonic() + PATIENCE_S  # at once when quiet; a busy machine may take long
         while (pgrep(token) or any(map(alive, tasks))) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert pgrep(token) == [] and not [t for t in tasks if alive(t)]
@@ -163,7 +163,7 @@ def test_the_cli_runs_a_pilot_on_ray_and_import_benchkit_does_not_load_ray(
     argv += ["--arm", "human", "--launcher", "ray", "--ray-address", local_ray]
     argv += ["--sandbox", "none", "--quiet"]
     done = subprocess.run(
-        [*argv, "--store", str(tmp_path / "s")], capture_output=True, text=True, timeout=600
+        [*argv, "--store", str(tmp_path / "s")], capture_output=True, text=True, timeout=PATIENCE_S
     )
     assert done.returncode == 0, done.stderr
     [row] = benchkit.runs(tmp_path / "s").to_dicts()
@@ -185,7 +185,7 @@ def test_a_ray_address_nothing_answers_at_is_one_line_before_anything_is_written
     argv += ["--arm", "noop", "--launcher", "ray", "--ray-address", address, "--quiet"]
     env = {**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")}
     started = time.monotonic()
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=PATIENCE_S)
     assert done.returncode == 2, done.stderr[-2000:]
     assert done.stderr.strip() == (
         f"benchkit: {address}: --ray-address: no Ray cluster answers there ({why})"
@@ -205,7 +205,7 @@ def test_a_local_cluster_that_cannot_start_is_one_line_and_nothing_is_recorded(
     argv += ["--arm", "noop", "--launcher", "ray", "--jobs", "2", "--quiet"]
     argv += ["--sandbox", "none", "--store", str(tmp_path / "store")]
     env = {**os.environ, "RAY_TMPDIR": str(tmp_path / "a-file")}
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=PATIENCE_S)
     assert done.returncode == 2, done.stderr[-2000:]
     assert "Traceback" not in done.stderr  # Ray may log a notice of its own before
     assert done.stderr.strip().splitlines()[-1] == (

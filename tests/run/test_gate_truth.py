@@ -20,6 +20,7 @@ from benchkit.run.plan import plan
 from benchkit.workspace.git import git_env
 from benchkit.workspace.venv import uv
 from tests.conftest import make_repo
+from tests.helpers import PATIENCE_S
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
@@ -129,7 +130,7 @@ def test_one_broken_parameter_is_one_regression(tmp_path: Path) -> None:
         [sys.executable, "-m", "benchkit", "runs", "--store", str(tmp_path / "store")],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=PATIENCE_S,
     ).stdout
     assert "regression tests/test_m.py (test_p[2])" in line
 
@@ -202,7 +203,7 @@ def test_a_changed_tool_gives_a_new_baseline_and_refresh_forces_one(
         ],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=PATIENCE_S,
     )
     assert done.returncode == 0, done.stderr
     rows = benchkit.runs(tmp_path / "store").to_dicts()
@@ -253,7 +254,7 @@ def test_validate_writes_a_lock_the_gate_then_uses(tmp_path: Path) -> None:
         [sys.executable, "-m", "benchkit", "bench", "validate", str(bench), "--reruns", "2"],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=PATIENCE_S,
     )
     assert done.returncode == 0, done.stderr
     assert "proposed must_pass (fail at base, pass with the human):\n  tests/test_f.py::" in (
@@ -282,7 +283,7 @@ def test_validate_checks_where_its_lock_goes_before_running_anything(tmp_path: P
         argv = [sys.executable, "-m", "benchkit", "bench", "validate", str(bench)]
         argv += ["--out", str(out)]
         started = time.monotonic()
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=PATIENCE_S)
         assert done.returncode == 2, done.stderr
         [line] = done.stderr.splitlines()
         assert line.startswith(f"benchkit: {out}: --out: ") and said in line, line

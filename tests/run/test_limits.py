@@ -14,13 +14,14 @@ import pytest
 
 import benchkit
 from benchkit.run.events import Planned
-from benchkit.run.launch import LaunchWarning
+from benchkit.run.launcher import LaunchWarning
 from tests.conftest import TinyRepo
+from tests.helpers import PATIENCE_S
 
 
 def _benchkit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "benchkit", *args]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
+    return subprocess.run(argv, capture_output=True, text=True, timeout=PATIENCE_S, env=env)
 
 
 @pytest.mark.parametrize(

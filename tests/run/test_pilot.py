@@ -29,7 +29,7 @@ from benchkit.workspace.git import (
     snapshot,
 )
 from tests.conftest import TinyRepo, make_repo, sh_git
-from tests.helpers import started_as_a_terminal_starts_it
+from tests.helpers import PATIENCE_S, started_as_a_terminal_starts_it
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
@@ -381,13 +381,13 @@ def test_a_sigint_while_a_10000_line_change_is_scored_stops_benchkit_within_a_se
             stderr=subprocess.PIPE,
             text=True,
         )
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + PATIENCE_S
     while not any(b.stage == "score" for b in Store(store).beats().values()):
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.002)
     sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=PATIENCE_S)
     took = time.monotonic() - sent
     assert proc.returncode == 128 + signal.SIGINT, err
     assert took < 1.0, f"benchkit took {took:.2f} s to stop"
@@ -420,7 +420,7 @@ def test_a_pilots_folders_go_to_the_trash_and_a_killed_ones_leftovers_are_remove
         ],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=PATIENCE_S,
     )
     assert done.returncode == 0, done.stderr
     assert list((cache_dir() / "pilots").iterdir()) == []

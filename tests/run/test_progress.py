@@ -19,6 +19,7 @@ from benchkit.analysis.text import status
 from benchkit.run.events import Planned, Recorded, StageBegun
 from benchkit.run.progress import Board, board_lines
 from tests.conftest import TinyRepo
+from tests.helpers import PATIENCE_S
 
 
 def test_the_board_counts_pilots_cost_and_time_left_and_shows_each_worker(
@@ -47,7 +48,7 @@ def _in_a_terminal(argv: list[str]) -> str:
     proc = subprocess.Popen(argv, stdin=side, stdout=side, stderr=side, close_fds=True)
     os.close(side)
     out = b""
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + PATIENCE_S
     while time.monotonic() < deadline:
         ready, _, _ = select.select([main], [], [], 0.5)
         if ready:
@@ -60,7 +61,7 @@ def _in_a_terminal(argv: list[str]) -> str:
             out += chunk
         elif proc.poll() is not None:
             break
-    proc.wait(timeout=60)
+    proc.wait(timeout=PATIENCE_S)
     os.close(main)
     return out.decode(errors="replace")
 
@@ -122,7 +123,7 @@ def test_status_passes_over_a_matrix_ledger_it_cannot_read(tmp_path: Path) -> No
         [sys.executable, "-m", "benchkit", "status", "--store", str(store)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=PATIENCE_S,
     )
     assert done.returncode == 0, done.stderr
     assert "set s1: 1 of 4 done" in done.stdout

@@ -21,7 +21,7 @@ from benchkit.run.events import Event, Planned, Recorded, StageBegun
 from benchkit.store.query import runs_frame
 from benchkit.store.store import Store
 from tests.conftest import TinyRepo
-from tests.helpers import benchkit_cli
+from tests.helpers import PATIENCE_S, benchkit_cli
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
@@ -131,8 +131,8 @@ def test_a_resumed_set_after_a_sigkill_runs_only_what_is_missing(
     marker = tmp_path / "marker"
     free = tmp_path / "free"  # once it exists, every pilot ends at once
     arm = tmp_path / "slow.toml"  # the first pilot ends at once; the others wait
-    wait = f"if [ -e {marker} ]; then sleep 611.{os.getpid()}; fi; touch {marker}"
-    arm.write_text(f'name = "slow"\ntimeout = 900\ncommand = "[ -e {free} ] || {{ {wait}; }}"\n')
+    wait = f"if [ -e {marker} ]; then sleep 3611.{os.getpid()}; fi; touch {marker}"
+    arm.write_text(f'name = "slow"\ntimeout = 3600\ncommand = "[ -e {free} ] || {{ {wait}; }}"\n')
     args = ["pilot", "--bench", str(tiny.bench_dir), "--arm", str(arm), "--trials", "4"]
     args += ["--set", "s1", "--jobs", "2", "--sandbox", "none", "--store", str(store)]
     proc = subprocess.Popen(
@@ -141,7 +141,7 @@ def test_a_resumed_set_after_a_sigkill_runs_only_what_is_missing(
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + PATIENCE_S
         while time.monotonic() < deadline:
             runs = benchkit.runs(store) if (store / "runs").is_dir() else None
             if runs is not None and (runs["status"] == "ok").sum() >= 1 and _sleeping():
@@ -150,7 +150,7 @@ def test_a_resumed_set_after_a_sigkill_runs_only_what_is_missing(
         assert _sleeping(), "the slow pilots did not start"
         proc.kill()
         proc.wait()
-        deadline = time.monotonic() + 180  # the workers stop their arms, then record them
+        deadline = time.monotonic() + PATIENCE_S  # the workers stop their arms, then record them
         killed = benchkit.runs(store)
         while "running" in killed["status"] and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -176,7 +176,7 @@ def test_a_resumed_set_after_a_sigkill_runs_only_what_is_missing(
 
 
 def _sleepers() -> list[int]:
-    token = f"sleep 611.{os.getpid()}"
+    token = f"sleep 3611.{os.getpid()}"
     done = subprocess.run(["pgrep", "-f", token], capture_output=True, text=True)
     return [int(p) for p in done.stdout.split()]
 

@@ -23,6 +23,7 @@ from benchkit.workspace.cache import TRASH, cache_dir
 from tests.conftest import TinyRepo
 from tests.helpers import (
     FIGURES,
+    PATIENCE_S,
     alive,
     benchkit_cli,
     pgrep,
@@ -62,9 +63,9 @@ def test_a_matrix_in_two_workers_records_what_one_process_does(
 
 
 def test_a_sigkilled_benchkit_leaves_no_worker_and_no_arm(tiny: TinyRepo, tmp_path: Path) -> None:
-    token = f"sleep 533.{os.getpid()}"  # far past the wait below: only a stop ends it
+    token = f"sleep 3533.{os.getpid()}"  # far past the wait below: only a stop ends it
     arm = tmp_path / "sleepy.toml"
-    arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 900\n')
+    arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 3600\n')
     store = tmp_path / "store"
     argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
     argv += ["--arm", str(arm), "--trials", "2", "--jobs", "2", "--sandbox", "none"]
@@ -72,14 +73,14 @@ def test_a_sigkilled_benchkit_leaves_no_worker_and_no_arm(tiny: TinyRepo, tmp_pa
         [*argv, "--store", str(store)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + PATIENCE_S
         while len(pgrep(token)) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert len(pgrep(token)) >= 2, "the two arms did not start"
         workers = [int(p) for p in _children(proc.pid)]
         proc.kill()
         proc.wait()
-        deadline = time.monotonic() + 180  # at once when quiet; a busy machine may take long
+        deadline = time.monotonic() + PATIENCE_S  # at once when quiet; a busy machine may take long
         while (pgrep(token) or any(alive(w) for w in workers)) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert pgrep(token) == []
@@ -99,20 +100,20 @@ def test_an_interrupted_command_says_what_it_recorded_not_what_it_meant_to(
     interrupted, and the last line says so (seen before: "each pilot at work was
     recorded, as interrupted", also when the one at work was recorded ok, the signal
     having come as it was scored or recorded)."""
-    token = f"sleep 155.{os.getpid()}"
+    token = f"sleep 3155.{os.getpid()}"
     arm = tmp_path / "sleeper.toml"
-    arm.write_text(f'name = "sleeper"\ncommand = "{token}"\ntimeout = 300\ngrace = 2\n')
+    arm.write_text(f'name = "sleeper"\ncommand = "{token}"\ntimeout = 3600\ngrace = 2\n')
     store = tmp_path / "store"
     argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
     argv += ["--arm", "human", "--arm", str(arm), "--sandbox", "none", "--store", str(store)]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + PATIENCE_S
         while not pgrep(token) and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.1)
         assert pgrep(token), "the second arm did not start"
         proc.send_signal(signal.SIGTERM)
-        _, said = proc.communicate(timeout=120)
+        _, said = proc.communicate(timeout=PATIENCE_S)
         assert proc.returncode == 143, said
         assert said.strip().endswith("interrupted; 2 runs recorded: 1 interrupted, 1 ok"), said
     finally:
@@ -128,10 +129,10 @@ def test_ctrl_c_to_the_whole_group_stops_every_arm_and_records_every_run(
     waited out the grace of an arm that ignores SIGTERM: arms left), and heard at once
     (benchkit's SIGTERM, handed to a thread of the worker's other than its main one,
     waited for the arm's end)."""
-    token = f"sleep 154.{os.getpid()}"
+    token = f"sleep 3154.{os.getpid()}"
     arm = tmp_path / "stubborn.toml"
     arm.write_text(
-        f'name = "stubborn"\ncommand = "trap \'\' TERM; {token}"\ntimeout = 300\ngrace = 2\n'
+        f'name = "stubborn"\ncommand = "trap \'\' TERM; {token}"\ntimeout = 3600\ngrace = 2\n'
     )
     store = tmp_path / "store"
     argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
@@ -145,14 +146,14 @@ def test_ctrl_c_to_the_whole_group_stops_every_arm_and_records_every_run(
             start_new_session=True,  # its own group, as a terminal's foreground job
         )
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + PATIENCE_S
         while len(pgrep(token)) < 4 and time.monotonic() < deadline:  # sh and sleep, twice
             time.sleep(0.1)
         assert len(pgrep(token)) >= 4, "the two arms did not start"
         os.killpg(proc.pid, signal.SIGINT)
-        _, said = proc.communicate(timeout=30)  # the arms' grace, not their sleep's end
+        _, said = proc.communicate(timeout=PATIENCE_S)  # the arms' grace, not their sleep's end
         assert proc.returncode == 130, said
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + PATIENCE_S
         while pgrep(token) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert pgrep(token) == []  # killed after their grace, not left behind
@@ -213,9 +214,9 @@ def test_an_error_of_benchkits_in_one_pilot_never_stops_the_others(
 
 
 def test_status_shows_a_running_pilot_by_its_heartbeat(tiny: TinyRepo, tmp_path: Path) -> None:
-    token = f"sleep 59.{os.getpid()}"
+    token = f"sleep 3059.{os.getpid()}"
     arm = tmp_path / "sleepy.toml"
-    arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 300\n')
+    arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 3600\n')
     store = tmp_path / "store"
     env = {**os.environ, "BENCHKIT_HEARTBEAT_S": "0.3", "BENCHKIT_STORE": str(store)}
     argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
@@ -226,7 +227,7 @@ def test_status_shows_a_running_pilot_by_its_heartbeat(tiny: TinyRepo, tmp_path:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + PATIENCE_S
         while not pgrep(token) and time.monotonic() < deadline:
             time.sleep(0.1)
         [beat] = Store(store).beats().values()
@@ -252,7 +253,7 @@ def test_status_shows_a_running_pilot_by_its_heartbeat(tiny: TinyRepo, tmp_path:
             "for",
         ]
         proc.terminate()
-        assert proc.wait(timeout=60) == 143
+        assert proc.wait(timeout=PATIENCE_S) == 143
         assert Store(store).beats() == {}  # removed once the run was recorded
         shown = subprocess.run(
             [sys.executable, "-m", "benchkit", "status"], env=env, capture_output=True, text=True

@@ -28,7 +28,7 @@ from benchkit.store.parquet import update_run, write_arrow
 from benchkit.store.reads import SCAN_AT_ONCE, read_table
 from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, TABLES, table_schema
 from tests.conftest import TinyRepo, a_cache, tiny_repo
-from tests.helpers import benchkit_cli
+from tests.helpers import PATIENCE_S, benchkit_cli
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
@@ -151,7 +151,7 @@ def test_two_processes_write_one_store_without_collision(tiny: TinyRepo, tmp_pat
         for name in ("a", "b")
     ]
     for proc in procs:
-        _, err = proc.communicate(timeout=300)
+        _, err = proc.communicate(timeout=PATIENCE_S)
         assert proc.returncode == 0, err.decode()
     frame = benchkit.runs(store)
     assert frame.height == 4
@@ -172,7 +172,7 @@ def test_two_processes_on_one_set_share_its_units_and_run_none_twice(
         subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)
     ]
     for proc in procs:
-        _, err = proc.communicate(timeout=300)
+        _, err = proc.communicate(timeout=PATIENCE_S)
         assert proc.returncode == 0, err.decode()
     frame = benchkit.runs(store)
     assert frame.height == 6  # each of the six units once, whoever ran it
@@ -340,7 +340,7 @@ def test_a_file_this_user_cannot_read_is_skipped_by_a_scan_and_a_read(
         [sys.executable, "-c", code, str(tmp_path)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=PATIENCE_S,
         preexec_fn=_without_root_reads if os.geteuid() == 0 else None,
     )
     assert done.returncode == 0, done.stderr[-2000:]

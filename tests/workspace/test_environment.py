@@ -21,7 +21,7 @@ from benchkit.workspace.inventory import cached
 from benchkit.workspace.recipe import META, envs_dir
 from benchkit.workspace.venv import uv
 from tests.conftest import make_repo, sh_git, write_files
-from tests.helpers import needs_bwrap
+from tests.helpers import PATIENCE_S, needs_bwrap
 
 pytestmark = [
     pytest.mark.fresh_environments,  # each builds, lists, prunes or drops its own
@@ -149,7 +149,7 @@ def test_without_the_environment_the_import_error_is_shown(
         capture_output=True,
         text=True,
         env={**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")},
-        timeout=300,
+        timeout=PATIENCE_S,
     )
     assert "test=FAIL" in done.stdout
     message = "test: 1 could not run: tests/test_env.py: ModuleNotFoundError: No module named"
@@ -270,6 +270,44 @@ def test_a_pilot_never_changes_the_cached_environment(tmp_path: Path) -> None:
     assert "TAMPERED" not in init
 
 
+REWRITE = """\
+import os, pathlib, _pytest._version as v
+p = pathlib.Path(v.__file__)
+st = p.stat()
+os.chmod(p, 0o644)
+data = p.read_bytes().replace(b"8.3.5", b"6.6.6")  # the same size
+with open(p, "r+b") as f:  # in place: the cache's own file, through the copy's link
+    f.write(data)
+os.chmod(p, st.st_mode)
+os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))  # its times as they were
+"""
+
+
+def test_a_file_rewritten_in_place_with_its_size_and_times_kept_is_found(tmp_path: Path) -> None:
+    """Without the sandbox, a check rewrites pytest's version file through its copy's
+    hard link, keeping its size, and restores its mode and times: the cached
+    environment is found changed by its contents, and dropped (seen: not found, and a
+    later pilot ran with pytest 6.6.6)."""
+    bench = _bench(tmp_path, VENV)
+    text = (bench / "bench.toml").read_text()
+    (bench / "bench.toml").write_text(
+        text
+        + '\n[[checks]]\nname = "rewrite"\ncommand = ["python", "-c", '
+        + json.dumps(REWRITE)
+        + "]\n"
+    )
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        [run] = benchkit.pilot(
+            str(bench), arm="noop", store=tmp_path / "store", new_set=True, sandbox="none"
+        )
+    rewrite = run.after("rewrite")
+    assert rewrite is not None and rewrite.status == "ok"
+    said = [str(w.message) for w in seen if issubclass(w.category, EnvironmentWarning)]
+    assert said and "was written in place; it was dropped" in said[0]
+    assert cached() == []  # dropped: the next pilot builds it again
+
+
 @needs_bwrap
 def test_in_the_sandbox_a_check_cannot_write_its_environment(tmp_path: Path) -> None:
     bench = _bench(tmp_path, VENV)
@@ -334,7 +372,7 @@ def test_env_list_and_prune(tmp_path: Path) -> None:
             [sys.executable, "-m", "benchkit", "env", *args],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=PATIENCE_S,
         )
 
     listed = cli("list")

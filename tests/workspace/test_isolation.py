@@ -30,7 +30,7 @@ from benchkit.workspace.processes import process_start
 from benchkit.workspace.sandbox import Bubblewrap
 from benchkit.workspace.signals import Terminated, deferred_interrupts, interrupts
 from tests.conftest import TinyRepo, sh_git
-from tests.helpers import needs_bwrap, needs_root
+from tests.helpers import PATIENCE_S, needs_bwrap, needs_root
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
@@ -53,7 +53,7 @@ def _pilot(
         argv += ["--arm", str(arm)]
     argv += ["--store", str(tmp_path / "store"), "--sandbox", sandbox]
     return subprocess.run(
-        argv, capture_output=True, text=True, timeout=600, env={**os.environ, **env}
+        argv, capture_output=True, text=True, timeout=PATIENCE_S, env={**os.environ, **env}
     )
 
 
@@ -282,19 +282,19 @@ def test_a_network_that_is_not_true_or_false_is_refused(
 def test_no_arm_outlives_a_sigkilled_benchkit_in_the_sandbox(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
-    token = f"sleep 47.{os.getpid()}"
+    token = f"sleep 3047.{os.getpid()}"
     arm = _arm(tmp_path, "sleepy", f"{token}; echo late > late.txt")
     argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
     argv += ["--arm", str(arm), "--store", str(tmp_path / "store"), "--sandbox", "bwrap"]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + PATIENCE_S
         while not _pgrep(token) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert _pgrep(token), "the arm did not start"
         proc.kill()
         proc.wait()
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + PATIENCE_S
         while _pgrep(token) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert _pgrep(token) == []  # gone with benchkit, before any command recovers it
@@ -310,7 +310,7 @@ def _pgrep(pattern: str) -> list[int]:
 
 
 def test_recovery_stops_only_the_process_that_started_then(tmp_path: Path) -> None:
-    sleeper = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    sleeper = subprocess.Popen(["sleep", "3600"], start_new_session=True)
     try:
         started = process_start(sleeper.pid)
         assert started is not None
@@ -320,7 +320,7 @@ def test_recovery_stops_only_the_process_that_started_then(tmp_path: Path) -> No
         assert sleeper.poll() is None
         ledger.write_text(f"{sleeper.pid} {started}\n")
         assert stop_processes(ledger, "run-1") == 1
-        assert sleeper.wait(timeout=5) == -signal.SIGKILL
+        assert sleeper.wait(timeout=PATIENCE_S) == -signal.SIGKILL
     finally:
         with contextlib.suppress(ProcessLookupError):
             sleeper.kill()
@@ -383,7 +383,7 @@ def test_a_read_only_store_is_one_line_and_nothing_written(tiny: TinyRepo, tmp_p
     try:
         argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
         argv += ["--arm", "noop", "--store", str(mount / "store"), "--sandbox", "none"]
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=PATIENCE_S)
         assert done.returncode == 2
         assert done.stderr.strip().splitlines() == [
             f"benchkit: {mount / 'store'}: cannot write the store: Read-only file system"
@@ -391,6 +391,34 @@ def test_a_read_only_store_is_one_line_and_nothing_written(tiny: TinyRepo, tmp_p
         assert not list(cache_dir().glob("pilots/*"))
     finally:
         subprocess.run(["umount", str(mount)], check=True)
+
+
+@needs_root
+def test_a_store_on_a_full_disk_is_one_line_and_nothing_made(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """Seen: a traceback (`OSError: [Errno 28]`) and an empty `.gitignore` left."""
+    disk = tmp_path / "full"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], check=True)
+    try:
+        filler = disk / "filler"
+        with filler.open("wb") as file, contextlib.suppress(OSError):
+            file.write(b"x" * 2_000_000)
+        seed = Path(__file__).parents[1] / "fixtures" / "tables" / "seed_pilot.csv"
+        pilot = ["pilot", "--bench", str(tiny.bench_dir), "--arm", "noop", "--sandbox", "none"]
+        imports = ["import", str(seed), "--const", "bench=b", "--map", "label=arm"]
+        for argv in (pilot, [*imports, "--ignore", "stopped_by_budget"]):
+            store = disk / "store"
+            command = [sys.executable, "-m", "benchkit", *argv, "--store", str(store)]
+            done = subprocess.run(command, capture_output=True, text=True)
+            assert done.returncode == 2, done.stderr
+            assert done.stderr.strip().splitlines() == [
+                f"benchkit: {store}: cannot make the store: No space left on device"
+            ]
+            assert [p.name for p in disk.iterdir()] == ["filler"]
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
 
 
 @needs_root
@@ -405,7 +433,7 @@ def test_a_full_store_marks_the_run_failed_and_leaves_no_temporary_file(
         arm = _arm(tmp_path, "chatty", "head -c 2000000 /dev/zero | tr '\\0' 'x'; echo x > n.txt")
         argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
         argv += ["--arm", str(arm), "--store", str(mount / "store"), "--sandbox", "none"]
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=PATIENCE_S)
         assert "Traceback" not in done.stderr, done.stderr
         assert done.returncode in (1, 2), done.stderr
         [row] = benchkit.runs(mount / "store").to_dicts()
@@ -415,6 +443,36 @@ def test_a_full_store_marks_the_run_failed_and_leaves_no_temporary_file(
     finally:
         subprocess.run(["umount", str(mount)], check=True)
     shutil.rmtree(mount, ignore_errors=True)
+
+
+@needs_root
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_an_arm_that_fills_the_disk_of_store_and_cache_leaves_no_worktree(
+    tiny: TinyRepo, tmp_path: Path, sandbox: str
+) -> None:
+    """Store and cache on one file system, which the arm fills from its worktree: the
+    worktree is removed at once to make room, and the run recorded failed / disk
+    (seen: exit 2, the 56 MB worktree left on the full disk, the run crashed)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=60m", "tmpfs", str(disk)], check=True)
+    try:
+        arm = _arm(tmp_path, "filler", "head -c 100000000 /dev/zero > big.bin; echo x > n.txt")
+        argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
+        argv += ["--arm", str(arm), "--store", str(disk / "store"), "--sandbox", sandbox]
+        env = {**os.environ, "BENCHKIT_CACHE": str(disk / "cache")}  # its environment too
+        done = subprocess.run(argv, capture_output=True, text=True, env=env)
+        assert "Traceback" not in done.stderr, done.stderr
+        assert done.returncode == 1, done.stderr  # a run that failed, recorded
+        [row] = benchkit.runs(disk / "store").to_dicts()
+        assert (row["status"], row["failure_kind"]) == ("failed", "disk")
+        assert str(row["failure_detail"]).endswith(
+            "its logs and its worktree were removed to record the run"
+        )
+        assert not list((disk / "cache" / "pilots").iterdir())
+        assert shutil.disk_usage(disk).used < 20e6  # the environment, the mirror, the record
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
 
 
 @needs_root
@@ -436,7 +494,7 @@ def test_a_store_too_full_to_record_is_one_line_and_no_half_record(
         argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
         argv += ["--arm", str(arm), "--store", str(mount / "store"), "--sandbox", "none"]
         argv += ["--trials", str(jobs), "--jobs", str(jobs), "--quiet"]
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=PATIENCE_S)
         assert "Traceback" not in done.stderr, done.stderr
         assert done.returncode == 2, done.stderr
         [line] = done.stderr.strip().splitlines()
@@ -499,7 +557,7 @@ def test_an_interrupted_capture_stops_its_whole_group(monkeypatch: pytest.Monkey
     """Ctrl-C or SIGTERM while a short command runs stops its process group, not only
     the command: nothing it started runs on (a background `sleep` here)."""
     monkeypatch.setattr(signals, "_TERMINATED", [0.0])
-    token = f"sleep 47.{os.getpid()}"
+    token = f"sleep 3047.{os.getpid()}"
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM))
     timer.start()
     try:
@@ -507,7 +565,7 @@ def test_an_interrupted_capture_stops_its_whole_group(monkeypatch: pytest.Monkey
             capture(["sh", "-c", f"{token} & {token}"])
     finally:
         timer.cancel()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + PATIENCE_S
     while _pgrep(token) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _pgrep(token) == []

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import benchkit
 from tests.conftest import TinyRepo
-from tests.helpers import needs_bwrap
+from tests.helpers import PATIENCE_S, needs_bwrap
 
 HOST_REPORT = (
     '<testsuite name="host"><testcase classname="host" name="host_only_7e2a"/></testsuite>\n'
@@ -34,7 +34,7 @@ def test_a_report_folder_an_arm_links_out_of_the_tree_is_neither_emptied_nor_rea
     store = tmp_path / "store"
     argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
     argv += ["--arm", str(arm), "--store", str(store), "--sandbox", "bwrap"]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=PATIENCE_S)
     assert done.returncode in (0, 1), done.stderr
     assert (victim / "junit.xml").read_text() == HOST_REPORT  # still there, unchanged
     [row] = benchkit.runs(store).to_dicts()
