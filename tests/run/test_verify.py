@@ -148,6 +148,47 @@ def test_an_ignored_plugin_the_arm_plants_reaches_no_check(tmp_path: Path) -> No
     assert "checked out at" in verified
 
 
+def test_a_conftest_hidden_by_a_gitignore_that_ignores_itself_reaches_no_check(
+    tmp_path: Path,
+) -> None:
+    """Issue 36, case 4a: the arm breaks `add`, and beside the tests plants a conftest
+    that passes every failure, hidden by a `tests/.gitignore` that ignores itself and
+    the conftest: the checks run on a clean tree, the arm's diff applied, where
+    neither is; the break fails the gate, and the run names the two files."""
+
+    def hide(tree: Path) -> None:
+        (tree / "tests" / ".gitignore").write_text(".gitignore\nconftest.py\n")
+        (tree / "tests" / "conftest.py").write_text(PASS_ALL)
+        _edit(tree / "calc.py", "a + b", "a - b")
+
+    run = _pilot(_bench(tmp_path), tmp_path / "store", "hide", hide)
+    assert run.gate is not None
+    assert (run.gate.verdict, run.gate.regression_files) == ("fail", ("tests/test_calc.py",))
+    assert run.ignored_written == ("tests/.gitignore", "tests/conftest.py")
+    assert "+    return a - b" in Path(run.artifacts, "agent.patch").read_text()
+
+
+def test_the_checks_never_see_the_arms_home(tmp_path: Path) -> None:
+    """Issue 36, case 4b: what the arm leaves in its HOME (a `usercustomize.py`, a
+    tool's configuration) is not the checks': they run with a HOME of their own (the
+    check below fails when pointed at the arm's)."""
+
+    def plant(tree: Path) -> None:
+        home = tree.with_name("home")  # the arm's HOME, beside its worktree
+        assert home.is_dir()
+        (home / "planted").write_text("the arm's\n")
+
+    bench = _bench(tmp_path)
+    text = (bench / "bench.toml").read_text()
+    home_check = (
+        '[[checks]]\nname = "home"\ncommand = "sh -c \'test ! -e $HOME/planted\'"\n\n[tests]'
+    )
+    (bench / "bench.toml").write_text(text.replace("[tests]", home_check, 1))
+    run = _pilot(bench, tmp_path / "store", "plant", plant)
+    seen = run.after("home")
+    assert seen is not None and seen.status == "ok"
+
+
 def test_a_change_hidden_by_an_index_flag_is_still_the_arms(tmp_path: Path) -> None:
     """An arm that marks a file it broke `assume-unchanged`: its diff holds the change
     all the same, and so does the clean tree the checks see."""
