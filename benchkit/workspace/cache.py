@@ -47,7 +47,15 @@ def locked(path: Path) -> Iterator[None]:
 @contextmanager
 def locked_if_free(path: Path) -> Iterator[bool]:
     """`locked`, taken only when no one holds it (never waits): whether it was."""
-    with open(path.with_suffix(".lock"), "a") as handle:
+    with held_if_free(path.with_suffix(".lock")) as free:
+        yield free
+
+
+@contextmanager
+def held_if_free(lock: Path) -> Iterator[bool]:
+    """An exclusive lock on the file `lock`, taken only when no one holds it, shared
+    or not (never waits): whether it was."""
+    with open(lock, "a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

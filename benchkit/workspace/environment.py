@@ -30,7 +30,7 @@ from pathlib import Path
 
 from benchkit.bench.bench_file import Bench
 from benchkit.errors import BenchError
-from benchkit.workspace.cache import discard, locked, locked_if_free
+from benchkit.workspace.cache import discard, held_if_free, locked, locked_if_free
 from benchkit.workspace.caller import Caller
 from benchkit.workspace.commands import caller_path, words
 from benchkit.workspace.node import Node
@@ -286,16 +286,8 @@ def release(where: Path | None) -> None:
 def _unused(environment: Path) -> Iterator[bool]:
     """Whether no pilot binds the environment, and none may begin to while the block
     runs (never waits: a pilot binds it for minutes)."""
-    with open(_in_use(environment), "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with held_if_free(_in_use(environment)) as free:
+        yield free
 
 
 def env_copy_of(worktree: Path) -> Path:

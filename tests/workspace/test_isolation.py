@@ -57,6 +57,18 @@ def _pilot(
     )
 
 
+@contextlib.contextmanager
+def _tmpfs(folder: Path, options: str) -> Iterator[Path]:
+    """A file system of its own at `folder` (a small one, a full one, a read-only one),
+    for the block only."""
+    folder.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], check=True)
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
 def _rows(tmp_path: Path) -> dict[str, dict[str, object]]:
     return {str(r["arm"]): r for r in benchkit.runs(tmp_path / "store").to_dicts()}
 
@@ -377,10 +389,7 @@ def test_no_secret_reaches_the_disk(tiny: TinyRepo, tmp_path: Path, sandbox: str
 
 @needs_root
 def test_a_read_only_store_is_one_line_and_nothing_written(tiny: TinyRepo, tmp_path: Path) -> None:
-    mount = tmp_path / "ro"
-    mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(mount)], check=True)
-    try:
+    with _tmpfs(tmp_path / "ro", "ro,size=1m") as mount:
         argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
         argv += ["--arm", "noop", "--store", str(mount / "store"), "--sandbox", "none"]
         done = subprocess.run(argv, capture_output=True, text=True, timeout=PATIENCE_S)
@@ -389,8 +398,6 @@ def test_a_read_only_store_is_one_line_and_nothing_written(tiny: TinyRepo, tmp_p
             f"benchkit: {mount / 'store'}: cannot write the store: Read-only file system"
         ]
         assert not list(cache_dir().glob("pilots/*"))
-    finally:
-        subprocess.run(["umount", str(mount)], check=True)
 
 
 @needs_root
@@ -398,10 +405,7 @@ def test_a_store_on_a_full_disk_is_one_line_and_nothing_made(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
     """Seen: a traceback (`OSError: [Errno 28]`) and an empty `.gitignore` left."""
-    disk = tmp_path / "full"
-    disk.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], check=True)
-    try:
+    with _tmpfs(tmp_path / "full", "size=1m") as disk:
         filler = disk / "filler"
         with filler.open("wb") as file, contextlib.suppress(OSError):
             file.write(b"x" * 2_000_000)
@@ -417,18 +421,13 @@ def test_a_store_on_a_full_disk_is_one_line_and_nothing_made(
                 f"benchkit: {store}: cannot make the store: No space left on device"
             ]
             assert [p.name for p in disk.iterdir()] == ["filler"]
-    finally:
-        subprocess.run(["umount", str(disk)], check=True)
 
 
 @needs_root
 def test_a_full_store_marks_the_run_failed_and_leaves_no_temporary_file(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
-    mount = tmp_path / "small"
-    mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(mount)], check=True)
-    try:
+    with _tmpfs(tmp_path / "small", "size=600k") as mount:
         # The arm's output fills the store's disk (its log is written there).
         arm = _arm(tmp_path, "chatty", "head -c 2000000 /dev/zero | tr '\\0' 'x'; echo x > n.txt")
         argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
@@ -440,9 +439,6 @@ def test_a_full_store_marks_the_run_failed_and_leaves_no_temporary_file(
         assert (row["status"], row["failure_kind"]) == ("failed", "disk")
         assert str(row["failure_detail"]).startswith("no space left on ")
         assert not [p for p in (mount / "store").rglob("*") if p.name.endswith(".tmp")]
-    finally:
-        subprocess.run(["umount", str(mount)], check=True)
-    shutil.rmtree(mount, ignore_errors=True)
 
 
 @needs_root
@@ -453,10 +449,7 @@ def test_an_arm_that_fills_the_disk_of_store_and_cache_leaves_no_worktree(
     """Store and cache on one file system, which the arm fills from its worktree: the
     worktree is removed at once to make room, and the run recorded failed / disk
     (seen: exit 2, the 56 MB worktree left on the full disk, the run crashed)."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=60m", "tmpfs", str(disk)], check=True)
-    try:
+    with _tmpfs(tmp_path / "disk", "size=60m") as disk:
         arm = _arm(tmp_path, "filler", "head -c 100000000 /dev/zero > big.bin; echo x > n.txt")
         argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
         argv += ["--arm", str(arm), "--store", str(disk / "store"), "--sandbox", sandbox]
@@ -471,8 +464,6 @@ def test_an_arm_that_fills_the_disk_of_store_and_cache_leaves_no_worktree(
         )
         assert not list((disk / "cache" / "pilots").iterdir())
         assert shutil.disk_usage(disk).used < 20e6  # the environment, the mirror, the record
-    finally:
-        subprocess.run(["umount", str(disk)], check=True)
 
 
 @needs_root
@@ -483,10 +474,7 @@ def test_a_store_too_full_to_record_is_one_line_and_no_half_record(
     """The arm fills the store's disk with a file benchkit does not own: even with the
     run's logs removed, nothing of its record fits. One line says so, no detail table
     holds a file of the run, and once there is room the run reads as crashed."""
-    mount = tmp_path / "small"
-    mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(mount)], check=True)
-    try:
+    with _tmpfs(tmp_path / "small", "size=600k") as mount:
         filler, beats = mount / "filler", mount / "store" / "heartbeats"
         started = f"while [ $(ls {beats} | wc -l) -lt {jobs} ]; do sleep 0.1; done"  # all begun
         fill = f"head -c 2000000 /dev/zero >> {filler}; echo x > n.txt"
@@ -510,9 +498,6 @@ def test_a_store_too_full_to_record_is_one_line_and_no_half_record(
         rows = benchkit.runs(store).to_dicts()
         assert len(rows) == jobs
         assert {row["status"] for row in rows} == {"crashed"}
-    finally:
-        subprocess.run(["umount", str(mount)], check=True)
-    shutil.rmtree(mount, ignore_errors=True)
 
 
 @needs_bwrap
