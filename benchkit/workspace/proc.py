@@ -91,15 +91,32 @@ def stop_group(proc: subprocess.Popen[bytes], grace_s: float = GRACE_S) -> None:
     proc.wait()
 
 
+LEFT_S = 5.0
+"""How long the output of what a command left is still copied once the command has
+ended: a daemon that kept its stdout open (`setsid -f` without redirecting it) holds
+the pipe for as long as it lives, and is no reason to wait."""
+
+
 def _pump(
-    source: IO[bytes], sink: IO[bytes], secrets: Sequence[str], failed: list[OSError]
+    source: IO[bytes],
+    sink: IO[bytes],
+    secrets: Sequence[str],
+    failed: list[OSError],
+    ended: threading.Event,
 ) -> None:
-    """Copy the command's output to its log, redacted; a log that cannot be written (a
-    full disk) is noted in `failed` and the output drained, never left to block it."""
+    """Copy the command's output to its log a line at a time, redacted, until the pipe
+    ends, or `LEFT_S` after the command has (`ended`); a log that cannot be written
+    (a full disk) is noted in `failed` and the output drained, never left to block
+    it."""
     encoded = [s.encode() for s in secrets if s]
-    for line in iter(source.readline, b""):
+    fd = source.fileno()
+    waiting = select.poll()
+    waiting.register(fd, select.POLLIN | select.POLLHUP)
+    pending, deadline = b"", math.inf
+
+    def write(line: bytes) -> None:
         if failed:
-            continue
+            return
         for secret in encoded:
             line = line.replace(secret, SECRET_MARK.encode())
         try:
@@ -108,11 +125,31 @@ def _pump(
         except OSError as exc:  # named by the log's path: where there was no space
             failed.append(OSError(exc.errno, exc.strerror, getattr(sink, "name", None)))
 
+    while True:
+        if ended.is_set() and deadline == math.inf:
+            deadline = time.monotonic() + LEFT_S
+        if time.monotonic() >= deadline:
+            break
+        if not waiting.poll(100):
+            continue
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            write(line + b"\n")
+    if pending:
+        write(pending)
 
-def _drain(proc: subprocess.Popen[bytes], pumps: Sequence[threading.Thread]) -> None:
-    """Let the output threads finish, then close the pipes they read."""
+
+def _drain(
+    proc: subprocess.Popen[bytes], pumps: Sequence[threading.Thread], ended: threading.Event
+) -> None:
+    """Let the output threads finish (`LEFT_S` at most once the command has ended),
+    then close the pipes they read."""
+    ended.set()
     for pump in pumps:
-        pump.join(timeout=5)
+        pump.join()
     for stream in (proc.stdout, proc.stderr):
         if stream is not None:
             stream.close()
@@ -177,6 +214,7 @@ def run(
         proc: subprocess.Popen[bytes] | None = None
         pumps: list[threading.Thread] = []
         failed: list[OSError] = []
+        ended_at = threading.Event()  # the command's end: its output copied `LEFT_S` more
         inner: int | None = None
         try:  # from its start: an interrupt at any point stops the command before it goes on
             try:
@@ -204,7 +242,9 @@ def run(
                 assert proc.stdout is not None and proc.stderr is not None
                 for source, sink in ((proc.stdout, out), (proc.stderr, log)):
                     pump = threading.Thread(
-                        target=_pump, args=(source, sink, secrets, failed), daemon=True
+                        target=_pump,
+                        args=(source, sink, secrets, failed, ended_at),
+                        daemon=True,
                     )
                     pump.start()
                     pumps.append(pump)
@@ -215,14 +255,14 @@ def run(
         except subprocess.TimeoutExpired:
             assert proc is not None
             stop_group(proc, grace_s)
-            _drain(proc, pumps)
+            _drain(proc, pumps, ended_at)
             log.write(f"\nbenchkit: timed out after {timeout_s:g} s\n".encode())
             return ended(None, timed_out=True)
         except BaseException:
             if proc is not None:
                 with deferred_interrupts():  # a second signal never cuts the stopping short
                     stop_group(proc, grace_s)
-                    _drain(proc, pumps)
+                    _drain(proc, pumps, ended_at)
             raise
         # Leftovers of a command that exited never run on (an interrupt waits for them
         # to be stopped). In bubblewrap, the kernel stops every process of the
@@ -234,7 +274,7 @@ def run(
                     stop_group(proc, grace_s)
             elif group_left(proc.pid):
                 stop_group(proc, grace_s)
-            _drain(proc, pumps)
+            _drain(proc, pumps, ended_at)
         if failed:
             raise failed[0]  # its log could not be written: the caller says why
     return ended(code, not_found=code == 127 and isinstance(command, str), at=exited)

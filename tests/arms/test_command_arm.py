@@ -739,3 +739,29 @@ def test_a_daemon_the_arm_leaves_is_stopped_with_its_pilot(tiny: TinyRepo, tmp_p
         for pid in pgrep(token):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_daemon_holding_the_arms_output_does_not_hold_the_pilot(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """A daemon that kept the arm's stdout open (`setsid -f` without redirecting it)
+    holds the output pipe for as long as it lives: its output is copied a few seconds
+    past the arm's end, no longer (seen: the pilot waited for it, and a SIGTERM did
+    not end the wait)."""
+    token = f"sleep 3159.{os.getpid()}"
+    arm = tmp_path / "daemon.toml"
+    line = f"setsid -f sh -c 'echo from the daemon; {token}'; echo y = 2 > new.py"
+    arm.write_text(f'name = "daemon"\ncommand = "{line}"\n')
+    bk = Benchkit(tiny, tmp_path, arm)
+    try:
+        done = bk.run()
+        assert done.returncode == 0, done.stderr
+        row = bk.row()
+        assert float(str(row["wall_s"])) < 600  # not the daemon's hour
+        assert pgrep(token) == []  # stopped with its pilot, by its mark
+        said = Path(str(row["artifacts"]), "logs", "arm.stdout").read_text()
+        assert "from the daemon" in said  # what it wrote while it was copied
+    finally:
+        for pid in pgrep(token):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
