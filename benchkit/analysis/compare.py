@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -106,16 +106,20 @@ def compare(
     out = stopped() if "status" in schema else pl.lit(False)
     costed = "cost" in wanted and {"cost_source", "price_table", "warnings"} <= set(schema)
     sources = [pl.col(c).alias(f"_{c}") for c in COST_SOURCE] if costed else []
-    read = lazy.select(*keys, *exprs, *sources, out.alias(STOPPED)).collect()  # once
-    left_out = int(read[STOPPED].sum())
-    if read.height == left_out:
+    read = lazy.select(*keys, *exprs, out.alias(STOPPED))
+    chosen = read.filter(~pl.col(STOPPED)).drop(STOPPED)
+    noted = pl.col("cost_source").is_in(NOTED) if costed else pl.lit(False)
+    flagged = lazy.filter(~out, noted).select(*keys, *sources)  # a few runs, if any
+    counted = read.select(pl.len().alias("all"), pl.col(STOPPED).sum().alias("out"))
+    counts, grouped, said = pl.collect_all(
+        [counted, _summaries(chosen, keys, wanted, rates), flagged]
+    )
+    left_out = int(counts["out"][0] or 0)
+    if counts["all"][0] == left_out:
         why = f": the {_counted(left_out, 'run')} given did not finish" if left_out else ""
         raise UsageError("compare", "", f"no runs to compare{why or ': the selection is empty'}")
-    kept = read.filter(~pl.col(STOPPED)).drop(STOPPED)
-    notes = cost_notes(kept, keys) if costed else ()
-    chosen = kept.drop(f"_{c}" for c in COST_SOURCE if costed).lazy()
-    grouped = _summaries(chosen, keys, wanted)
-    samples = _resampled(chosen, keys, [m for m in wanted if m not in rates])
+    notes = cost_notes(said, grouped, keys) if costed else ()
+    samples = _resampled(chosen, grouped, keys, [m for m in wanted if m not in rates])
     rows = []
     for group in grouped.iter_rows(named=True):
         row = {k: group[k] for k in keys}
@@ -157,30 +161,39 @@ def compare(
 COST_SOURCE = ("cost_source", "price_table", "warnings")  # what says what a cost is
 
 
-def cost_notes(rows: pl.DataFrame, keys: Sequence[str]) -> tuple[str, ...]:
-    """What the cost column's figures are, where not all the tools' own: the groups
-    whose costs were computed from tokens (by which price table: an estimate), and
-    those with runs whose cost is missing, with the first run's reason."""
+NOTED = ("computed", "missing")  # the cost sources a comparison's notes say
+
+
+def cost_notes(said: pl.DataFrame, grouped: pl.DataFrame, keys: Sequence[str]) -> tuple[str, ...]:
+    """What the cost column's figures are, where not all the tools' own (`said`: the
+    runs whose cost source is `NOTED`), group by group in `grouped`'s order (its
+    `runs`: each group's count): the groups whose costs were computed from tokens (by
+    which price table: an estimate), and those with runs whose cost is missing, with
+    the first run's reason."""
+    if said.is_empty():  # every cost the tools' own: the common case
+        return ()
     notes = []
-    for group in rows.partition_by(list(keys), maintain_order=True):
-        name = " ".join(str(group[k][0]) for k in keys)
-        computed = group.filter(pl.col("_cost_source") == "computed")
+    flagged = said.partition_by(list(keys), as_dict=True, maintain_order=True)
+    for group in grouped.select(*keys, "runs").iter_rows():
+        rows, runs = flagged.get(tuple(group[:-1])), group[-1]
+        if rows is None:
+            continue
+        name = " ".join(str(value) for value in group[:-1])
+        computed = rows.filter(pl.col("_cost_source") == "computed")
         if computed.height:
             tables = ", ".join(sorted(set(computed["_price_table"].drop_nulls())))
             notes.append(
                 f"cost of {name}: computed from its tokens with the price table {tables} "
-                f"({computed.height} of {group.height} runs), an estimate, not a bill."
+                f"({computed.height} of {runs} runs), an estimate, not a bill."
             )
-        missing = group.filter(pl.col("_cost_source") == "missing")
+        missing = rows.filter(pl.col("_cost_source") == "missing")
         if missing.height:
             reasons = Counter(_why_missing(ws) for ws in missing["_warnings"].to_list())
             why = "; ".join(
                 f"{n} of them: {reason}" if len(reasons) > 1 else reason
                 for reason, n in reasons.most_common()
             )
-            notes.append(
-                f"cost of {name}: missing for {missing.height} of {group.height} runs ({why})."
-            )
+            notes.append(f"cost of {name}: missing for {missing.height} of {runs} runs ({why}).")
     return tuple(notes)
 
 
@@ -190,10 +203,13 @@ def _why_missing(warnings: Sequence[str] | None) -> str:
     return next(said, "cost missing: the tool reported none").removeprefix("cost missing: ")
 
 
-def _summaries(values: pl.LazyFrame, keys: Sequence[str], wanted: Sequence[str]) -> pl.DataFrame:
-    """Per group of `keys`, sorted by them: the runs, and each metric's count, mean,
-    sum, standard deviation and whether it is all 0 or 1, computed by polars: a
-    million runs never become Python objects."""
+def _summaries(
+    values: pl.LazyFrame, keys: Sequence[str], wanted: Sequence[str], rates: Collection[str]
+) -> pl.LazyFrame:
+    """Per group of `keys`, sorted by them: the runs, and each metric's count, mean
+    and sum, and of a metric not a rate (whose interval is Wilson's, from those) its
+    standard deviation and whether it is all 0 or 1, computed by polars: a million
+    runs never become Python objects."""
     aggregations = []
     for m in wanted:
         x = pl.col(m)
@@ -201,23 +217,33 @@ def _summaries(values: pl.LazyFrame, keys: Sequence[str], wanted: Sequence[str])
             x.count().alias(f"{m}_n"),
             x.mean().alias(f"{m}_mean"),
             x.sum().alias(f"{m}_sum"),
-            x.std().alias(f"{m}_std"),
-            (x * (1 - x)).abs().max().eq(0).alias(f"{m}_binary"),  # 0 only at 0 and 1
         ]
-    return values.group_by(keys).agg(pl.len().alias("runs"), *aggregations).sort(keys).collect()
+        if m not in rates:
+            aggregations += [
+                x.std().alias(f"{m}_std"),
+                (x * (1 - x)).abs().max().eq(0).alias(f"{m}_binary"),  # 0 only at 0 and 1
+            ]
+    return values.group_by(keys).agg(pl.len().alias("runs"), *aggregations).sort(keys)
 
 
 Samples = dict[tuple[object, ...], pl.DataFrame]
 
 
-def _resampled(values: pl.LazyFrame, keys: Sequence[str], metrics: Sequence[str]) -> Samples:
+def _resampled(
+    values: pl.LazyFrame, grouped: pl.DataFrame, keys: Sequence[str], metrics: Sequence[str]
+) -> Samples:
     """The rows a bootstrap resamples, by group: only those of the groups where a
     metric has 2 to `NORMAL_ABOVE` values (past that its interval is the normal
-    limit), so a large store's values are never copied out."""
+    limit), as the groups' summaries (`grouped`) count them, so a large store's values
+    are never copied out, nor looked at when no group is that small."""
     if not metrics:
         return {}
-    few = [pl.col(m).count().over(keys).is_between(2, NORMAL_ABOVE) for m in metrics]
-    rows = values.filter(pl.any_horizontal(few)).select(*keys, *metrics).collect()
+    few = pl.any_horizontal(pl.col(f"{m}_n").is_between(2, NORMAL_ABOVE) for m in metrics)
+    small = grouped.filter(few).select(keys)
+    if small.is_empty():
+        return {}
+    chosen = values.join(small.lazy(), on=list(keys), how="semi", nulls_equal=True)
+    rows = chosen.select(*keys, *metrics).collect()
     return rows.partition_by(keys, as_dict=True, maintain_order=True)
 
 
@@ -260,12 +286,21 @@ def _of_arms(runs: pl.LazyFrame, column: str, a: str, b: str) -> pl.LazyFrame:
 
 def _pair_units(
     runs: pl.LazyFrame, column: str, a: str, b: str, metric: pl.Expr, on: Sequence[str]
-) -> pl.DataFrame:
-    _group_keys([column, *on], runs.collect_schema().names())
+) -> tuple[pl.DataFrame, tuple[str, ...]]:
+    """Each unit both arms ran, a's mean and pass rate beside b's (`_b`), and the
+    factors (executor, model, ...) with more than one value inside some unit: one
+    read of the runs for both."""
+    names = runs.collect_schema().names()
+    _group_keys([column, *on], names)
+    factors = [f for f in FACTORS if f in names and f != column and f not in on]
     per_unit = (
         _of_arms(runs, column, a, b)
         .group_by([*on, column])
-        .agg(metric.mean().alias("value"), passed().mean().alias("pass"))
+        .agg(
+            metric.mean().alias("value"),
+            passed().mean().alias("pass"),
+            *[pl.col(f).n_unique().alias(f"_{f}") for f in factors],
+        )
         .collect()
     )
     held = set(per_unit[column].to_list())
@@ -274,9 +309,16 @@ def _pair_units(
             raise UsageError(
                 column, "", f"no run of {value!r} to pair (none, or none the arm finished)"
             )
+    most = (
+        per_unit.select(pl.col(f"_{f}").max().fill_null(0) for f in factors).row(0)
+        if factors
+        else ()
+    )
+    averaged = tuple(f for f, n in zip(factors, most, strict=True) if n > 1)
+    per_unit = per_unit.drop(f"_{f}" for f in factors)
     left = per_unit.filter(pl.col(column) == a).drop(column)
     right = per_unit.filter(pl.col(column) == b).drop(column)
-    return left.join(right, on=list(on), suffix="_b").sort(list(on))
+    return left.join(right, on=list(on), suffix="_b").sort(list(on)), averaged
 
 
 def paired(
@@ -297,8 +339,7 @@ def paired(
     known = metric_exprs(dict(schema))
     if metric not in known:
         raise UsageError("metric", "", f"no metric {metric!r} (known: {', '.join(known)})")
-    units = _pair_units(lazy, column, a, b, known[metric], on)
-    averaged = _averaged(lazy, column, a, b, on, schema.names())
+    units, averaged = _pair_units(lazy, column, a, b, known[metric], on)
     diffs = (units["value"] - units["value_b"]).drop_nulls().to_numpy()
     wins = int(((units["pass"] >= 0.5) & (units["pass_b"] < 0.5)).sum())
     losses = int(((units["pass_b"] >= 0.5) & (units["pass"] < 0.5)).sum())
@@ -346,30 +387,13 @@ def _counted(n: int, thing: str) -> str:
     return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
 
 
-def _averaged(
-    runs: pl.LazyFrame, column: str, a: str, b: str, on: Sequence[str], columns: Sequence[str]
-) -> tuple[str, ...]:
-    """The factors (executor, model, ...) with more than one value inside some unit."""
-    factors = [f for f in FACTORS if f in columns and f != column and f not in on]
-    if not factors:
-        return ()
-    most = (
-        _of_arms(runs, column, a, b)
-        .group_by([*on, column])
-        .agg(*[pl.col(f).n_unique() for f in factors])
-        .select(*[pl.col(f).max() for f in factors])
-        .collect()
-    )
-    return tuple(f for f in factors if most.height and (most[f][0] or 0) > 1)
-
-
 def flips(
     runs: RunsLike, a: str, b: str, *, column: str = "arm", on: Sequence[str] = ("bench",)
 ) -> pl.DataFrame:
     """The units (benches, by default) whose verdict differs between arms a and b:
     a unit passes for an arm when most of that arm's runs on it pass; a unit whose
     runs of an arm have no verdict (their tests never ran) is no flip."""
-    units = _pair_units(runs_frame(runs), column, a, b, passed(), on)
+    units, _ = _pair_units(runs_frame(runs), column, a, b, passed(), on)
 
     def verdict(share: str) -> pl.Expr:
         rate = pl.col(share)

@@ -10,7 +10,9 @@ every row (`consts`: `bench=dms-saas`); a list column (`flaky_files`, ...) is wr
 at once (its row and column), and nothing is written: a cell not of its column's
 type, or one no run could hold (a time, cost or count below 0, a number that is not
 finite, a status that is none, a run id given twice or held by the store from another
-file). Importing the same file again replaces its runs.
+file). Importing the same file again replaces its runs. The file is read a block at
+a time (`Reading`), never whole, and its runs written as one Parquet file part by
+part, put in place once the last block is read and checked.
 
 A published table's own words are kept as it wrote them and read where they can be
 (`ImportedRuns.notes` says how): a `ci` cell (`1 pass 0 fail (fork PR)`) gives its
