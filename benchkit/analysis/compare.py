@@ -106,19 +106,20 @@ def compare(
     out = stopped() if "status" in schema else pl.lit(False)
     costed = "cost" in wanted and {"cost_source", "price_table", "warnings"} <= set(schema)
     sources = [pl.col(c).alias(f"_{c}") for c in COST_SOURCE] if costed else []
-    read = lazy.select(*keys, *exprs, out.alias(STOPPED))
-    chosen = read.filter(~pl.col(STOPPED)).drop(STOPPED)
     noted = pl.col("cost_source").is_in(NOTED) if costed else pl.lit(False)
-    flagged = lazy.filter(~out, noted).select(*keys, *sources)  # a few runs, if any
+    read = lazy.select(*keys, *exprs, out.alias(STOPPED), noted.alias(NOTED_COLUMN))
+    chosen = read.filter(~pl.col(STOPPED)).drop(STOPPED)
     counted = read.select(pl.len().alias("all"), pl.col(STOPPED).sum().alias("out"))
-    counts, grouped, said = pl.collect_all(
-        [counted, _summaries(chosen, keys, wanted, rates), flagged]
-    )
+    counts, grouped = pl.collect_all([counted, _summaries(chosen, keys, wanted, rates)])
     left_out = int(counts["out"][0] or 0)
     if counts["all"][0] == left_out:
         why = f": the {_counted(left_out, 'run')} given did not finish" if left_out else ""
         raise UsageError("compare", "", f"no runs to compare{why or ': the selection is empty'}")
-    notes = cost_notes(said, grouped, keys) if costed else ()
+    notes: tuple[str, ...] = ()
+    if grouped[NOTED_COLUMN].sum():  # the few runs whose cost the notes say, read now
+        said = lazy.filter(~out, noted).select(*keys, *sources).collect()
+        notes = cost_notes(said, grouped, keys)
+    chosen = chosen.drop(NOTED_COLUMN)
     samples = _resampled(chosen, grouped, keys, [m for m in wanted if m not in rates])
     rows = []
     for group in grouped.iter_rows(named=True):
@@ -162,6 +163,7 @@ COST_SOURCE = ("cost_source", "price_table", "warnings")  # what says what a cos
 
 
 NOTED = ("computed", "missing")  # the cost sources a comparison's notes say
+NOTED_COLUMN = "_noted"  # a compare's own column: whether a run's cost is `NOTED`
 
 
 def cost_notes(said: pl.DataFrame, grouped: pl.DataFrame, keys: Sequence[str]) -> tuple[str, ...]:
@@ -223,7 +225,8 @@ def _summaries(
                 x.std().alias(f"{m}_std"),
                 (x * (1 - x)).abs().max().eq(0).alias(f"{m}_binary"),  # 0 only at 0 and 1
             ]
-    return values.group_by(keys).agg(pl.len().alias("runs"), *aggregations).sort(keys)
+    noted = pl.col(NOTED_COLUMN).sum()  # the runs a cost note names, by group
+    return values.group_by(keys).agg(pl.len().alias("runs"), noted, *aggregations).sort(keys)
 
 
 Samples = dict[tuple[object, ...], pl.DataFrame]
