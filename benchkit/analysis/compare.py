@@ -208,10 +208,10 @@ def _why_missing(warnings: Sequence[str] | None) -> str:
 def _summaries(
     values: pl.LazyFrame, keys: Sequence[str], wanted: Sequence[str], rates: Collection[str]
 ) -> pl.LazyFrame:
-    """Per group of `keys`, sorted by them: the runs, and each metric's count, mean
-    and sum, and of a metric not a rate (whose interval is Wilson's, from those) its
-    standard deviation and whether it is all 0 or 1, computed by polars: a million
-    runs never become Python objects."""
+    """Per group of `keys`, sorted by them: the runs, how many of them a cost note
+    names (`NOTED_COLUMN`), and each metric's count, mean and sum, and of a metric not
+    a rate (whose interval is Wilson's, from those) its standard deviation and whether
+    it is all 0 or 1, computed by polars: a million runs never become Python objects."""
     aggregations = []
     for m in wanted:
         x = pl.col(m)
