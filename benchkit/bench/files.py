@@ -60,6 +60,9 @@ class Strict(BaseModel):
 
 
 def _field(loc: tuple[int | str, ...]) -> str:
+    """Where an error is, as a file says it: `env.A=B (its name)` for a table's key."""
+    if loc and loc[-1] == "[key]":  # pydantic's word for a table's key, not its value
+        return f"{_field(loc[:-1])} (its name)"
     return ".".join(str(part) for part in loc) or "(file)"
 
 
@@ -70,6 +73,11 @@ def _said(error: Mapping[str, Any]) -> str:
     """One error in a file's words: TOML has arrays, not tuples."""
     if error["type"] == "extra_forbidden":
         return "unknown key"
+    if (
+        error["type"] == "string_pattern_mismatch"
+        and error.get("ctx", {}).get("pattern") == ENV_NAME
+    ):
+        return "not a variable's name (letters, digits and _, not a digit first)"
     return str(error["msg"]).removeprefix("Value error, ").replace("valid tuple", "valid list")
 
 

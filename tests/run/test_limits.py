@@ -93,7 +93,10 @@ INSTRUCTION = 'instruction = "Add mul() to calc and bump VERSION."'
 @pytest.mark.parametrize(
     ("edit", "said"),
     [
-        (lambda t: t + '\n[env]\n"A=B" = "1"\n', "bench.toml: env.A=B.[key]: String should match"),
+        (
+            lambda t: t + '\n[env]\n"A=B" = "1"\n',
+            "bench.toml: env.A=B (its name): not a variable's name (letters, digits and _, not",
+        ),
         (lambda t: t + '\n[env]\nA = "x\\u0000y"\n', "bench.toml: env.A: holds a NUL byte"),
         (
             lambda t: t.replace(INSTRUCTION, f'instruction = "{"x" * 200_000}"'),
