@@ -109,6 +109,14 @@ def pgrep(pattern: str) -> list[int]:
     return [int(p) for p in done.stdout.split() if int(p) != os.getpid()]
 
 
+def kill_all(pattern: str) -> None:
+    """SIGKILL every process whose command line holds `pattern`: what a failed test
+    left running."""
+    for pid in pgrep(pattern):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def alive(pid: int) -> bool:
     """Whether a process runs (a zombie does not)."""
     try:

@@ -91,10 +91,6 @@ def import_(
     published table is kept as it is: `--const` gives a column it lacks, `--map` names
     its columns as the store's; its `ci` and `outcome` words are kept, and read as a
     status where they can be (the summary says how)."""
-    from benchkit.store.imports import earlier_imports
-    from benchkit.store.store import Store
-
-    again = file.is_file() and bool(earlier_imports(file, Store.at(store).checked().path))
     ids = benchkit.import_runs(
         file,
         store,
@@ -103,7 +99,7 @@ def import_(
         consts=dict(pairs("--const", consts)),
     )
     said = f"imported {len(ids)} run{'' if len(ids) == 1 else 's'} from {file}"
-    click.echo(f"{said}{'; they replace those of its earlier import' if again else ''}")
+    click.echo(f"{said}{'; they replace those of its earlier import' if ids.replaced else ''}")
     for note in ids.notes:
         click.echo(f"  {note}")
 

@@ -340,7 +340,9 @@ def _finish(pilot: PilotState, keep: bool, stage: Callable[[str], None]) -> Run:
     """score, record, cleanup: whatever happened before."""
     p, repo = pilot.plan, pilot.plan.repository
     secrets = pilot.secrets
-    left = stop_left(pilot.run_id)  # the arm and the checks are done: nothing of theirs runs on
+    # the arm and the checks are done: nothing of theirs runs on (a walk of /proc, where
+    # their sandbox did not end it all)
+    left = 0 if pilot.sandbox.ends_whole else stop_left(pilot.run_id)
     if left:
         pilot.warnings.append(
             f"stopped {left} process{'es' * (left != 1)} the pilot left running (its mark "

@@ -14,9 +14,7 @@ host, is left alone.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import socket
 import warnings
 from datetime import UTC, datetime
@@ -30,7 +28,7 @@ from benchkit.store.store import Store
 from benchkit.workspace.cache import discard
 from benchkit.workspace.git import diff, snapshot
 from benchkit.workspace.proc import ProcError
-from benchkit.workspace.processes import alive, carries, group_members
+from benchkit.workspace.processes import alive, carries, group_members, killed
 from benchkit.workspace.sandbox import PILOT_MARK, PROCESSES, SECRETS
 
 
@@ -187,7 +185,4 @@ def stop_processes(ledger: Path, run_id: str) -> int:
             victims.update(members)
         else:
             victims.update(m for m in members if carries(m, mark))
-    for pid in victims:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
-    return len(victims)
+    return killed(victims)

@@ -206,11 +206,15 @@ def _renamed(
 class ImportedRuns(Sequence[str]):
     """The ids of the runs an import added (a sequence of text, held as one column:
     a million ids are not a million Python objects), and `notes`: how it read the
-    table's own words (its `ci` and `outcome` cells)."""
+    table's own words (its `ci` and `outcome` cells), and `replaced`: whether they took
+    the place of an earlier import's runs of the same file."""
 
-    def __init__(self, ids: pl.Series | Sequence[str], notes: Sequence[str] = ()) -> None:
+    def __init__(
+        self, ids: pl.Series | Sequence[str], notes: Sequence[str] = (), replaced: bool = False
+    ) -> None:
         self.ids = pl.Series("run_id", ids, dtype=pl.String)
         self.notes = tuple(notes)
+        self.replaced = replaced  # whether they replace the runs of an earlier import
 
     def __len__(self) -> int:
         return self.ids.len()
@@ -291,21 +295,29 @@ class Reading:
             raise ImportFileError(path, ", ".join(twice), "a column given twice in the header")
         if self.rows == 0:
             raise ImportFileError(path, "", "no runs: the file has a header and no rows")
-        empty = pl.DataFrame(schema=dict.fromkeys(self.header, pl.String))
-        self.columns = self._prepared(empty).columns
+        self.columns = self._checked(pl.DataFrame(schema=dict.fromkeys(self.header, pl.String)))
         self.words = Words(self.columns)
 
     def _prepared(self, text: pl.DataFrame) -> pl.DataFrame:
-        """A block of the file's text with its columns as the runs table's."""
+        """A block of the file's text with its columns as the runs table's (renamed,
+        left out, given), as `_checked` found them."""
+        text = _renamed(self.path, text, self.mapping, self.ignore)
+        return text.with_columns(pl.lit(v, pl.String).alias(c) for c, v in self.consts.items())
+
+    def _checked(self, header: pl.DataFrame) -> list[str]:
+        """The columns of every block, once the file's header (`header`: a frame of no
+        rows), `mapping`, `ignore` and `consts` are checked: raises `ImportFileError`
+        for a constant the file gives too or no run can hold, an unknown column, or a
+        required one missing."""
         path = self.path
-        text = _renamed(path, text, self.mapping, self.ignore)
+        given = _renamed(path, header, self.mapping, self.ignore).columns
         for column, value in self.consts.items():
-            if column in text.columns:
+            if column in given:
                 raise ImportFileError(path, column, "given by the file and by --const: keep one")
             _const_checked(path, column, value)
-            text = text.with_columns(pl.lit(value, pl.String).alias(column))
+        columns = [*given, *self.consts]
         unknown = [
-            c for c in text.columns if c in SET_BY_IMPORT or (c not in DECLARED and not check_of(c))
+            c for c in columns if c in SET_BY_IMPORT or (c not in DECLARED and not check_of(c))
         ]
         if unknown:
             many = f"{len(unknown)} unknown columns" if len(unknown) > 1 else "an unknown column"
@@ -315,10 +327,10 @@ class Reading:
                 f"{many} (not a runs column, or set by import): map with --map SOURCE=COLUMN,"
                 " or --ignore",
             )
-        missing = [c for c in REQUIRED if c not in text.columns]
+        missing = [c for c in REQUIRED if c not in columns]
         if missing:
             raise ImportFileError(path, ", ".join(missing), "missing column")
-        return text
+        return columns
 
     def blocks(self) -> Iterator[pl.DataFrame]:
         """The runs of each block of the file, as an import records them; once the
@@ -496,7 +508,7 @@ def import_runs(
     for old in earlier:
         if old.name != f"{name}.parquet":
             old.unlink(missing_ok=True)
-    return ImportedRuns(held, reading.notes())
+    return ImportedRuns(held, reading.notes(), replaced=bool(earlier))
 
 
 def import_name(path: Path) -> str:

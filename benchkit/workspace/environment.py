@@ -110,8 +110,8 @@ def swept() -> list[str]:
         return []
     kinds = tuple(f"{kind}-" for kind, b in BACKENDS.items() if b.cached)
     for entry in entries:
-        key, dot, rest = entry.name.partition(".")
-        if dot and key.startswith(kinds) and rest not in ("lock", IN_USE[1:]) and entry.is_dir():
+        key, dot, _ = entry.name.partition(".")  # its lock and in-use marks are files
+        if dot and key.startswith(kinds) and entry.is_dir():
             left.setdefault(key, []).append(entry)
     swept = []
     for key, folders in sorted(left.items()):

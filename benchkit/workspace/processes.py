@@ -8,6 +8,7 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 SETTLE_S = 0.05  # what a command that exited leaves has this long to end of itself
@@ -59,11 +60,18 @@ def marked(mark: bytes) -> list[int]:
 
 def stop_marked(mark: bytes) -> int:
     """SIGKILL every live process that carries `mark`; how many."""
-    pids = marked(mark)
+    return killed(marked(mark))
+
+
+def killed(pids: Iterable[int]) -> int:
+    """SIGKILL each process (one gone meanwhile, or not ours, passed over); how many
+    were asked."""
+    count = 0
     for pid in pids:
+        count += 1
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
-    return len(pids)
+    return count
 
 
 def group_left(pgid: int, settle_s: float = SETTLE_S) -> bool:

@@ -87,7 +87,8 @@ def bwrap_reports() -> bool:
 def stop_left(run_id: str) -> int:
     """SIGKILL every process still running with the run's mark in its environment
     (without a sandbox, a daemon an arm or a check started outlives its group); how
-    many. In bubblewrap nothing is left: the pid namespace ends with its command."""
+    many. A sandbox that `ends_whole` (bubblewrap's pid namespace) leaves none to look
+    for."""
     return stop_marked(f"{PILOT_MARK}={run_id}".encode())
 
 
@@ -126,11 +127,13 @@ def choose(choice: str) -> str:
 class Sandbox:
     """Where one pilot's commands run: its writable folders and its network. A kind of
     sandbox is a subclass named in `SANDBOXES`; nothing outside this module asks which
-    kind it is, only what it does (`binds`, `cuts_network`, `tells_pid`, `command`)."""
+    kind it is, only what it does (`binds`, `cuts_network`, `ends_whole`, `tells_pid`,
+    `command`)."""
 
     kind: ClassVar[str]
     binds: ClassVar[bool] = False  # shows the cached environment read-only, not a copy
     cuts_network: ClassVar[bool] = False  # `network=False` takes the network away
+    ends_whole: ClassVar[bool] = False  # what its commands leave ends with them
 
     tree: Path  # the worktree: its working directory, writable
     home: Path  # its HOME, writable
@@ -212,6 +215,7 @@ class Bubblewrap(Sandbox):
     kind: ClassVar[str] = "bwrap"
     binds: ClassVar[bool] = True
     cuts_network: ClassVar[bool] = True
+    ends_whole: ClassVar[bool] = True  # a pid namespace of its own, ended with its command
 
     @classmethod
     def problem(cls) -> str | None:

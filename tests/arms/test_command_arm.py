@@ -20,7 +20,7 @@ import benchkit
 from benchkit.run.pilot import NETWORK_KEPT
 from benchkit.workspace.cache import cache_dir
 from tests.conftest import ROOT, TinyRepo
-from tests.helpers import PATIENCE_S, needs_root, pgrep, started_as_a_terminal_starts_it
+from tests.helpers import PATIENCE_S, kill_all, needs_root, pgrep, started_as_a_terminal_starts_it
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
@@ -736,9 +736,7 @@ def test_a_daemon_the_arm_leaves_is_stopped_with_its_pilot(tiny: TinyRepo, tmp_p
         assert isinstance(warnings, list) and len(warnings) == 1
         assert str(warnings[0]).startswith("stopped 1 process the pilot left running")
     finally:
-        for pid in pgrep(token):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        kill_all(token)
 
 
 def test_a_daemon_holding_the_arms_output_does_not_hold_the_pilot(
@@ -762,6 +760,4 @@ def test_a_daemon_holding_the_arms_output_does_not_hold_the_pilot(
         said = Path(str(row["artifacts"]), "logs", "arm.stdout").read_text()
         assert "from the daemon" in said  # what it wrote while it was copied
     finally:
-        for pid in pgrep(token):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        kill_all(token)

@@ -3,7 +3,6 @@ base checks once per bench, and nothing left running when benchkit is killed."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -26,6 +25,7 @@ from tests.helpers import (
     PATIENCE_S,
     alive,
     benchkit_cli,
+    kill_all,
     pgrep,
     started_as_a_terminal_starts_it,
     two_benches,
@@ -88,9 +88,7 @@ def test_a_sigkilled_benchkit_leaves_no_worker_and_no_arm(tiny: TinyRepo, tmp_pa
         runs = benchkit.runs(store)  # each worker recorded its run as it stopped
         assert sorted(runs["status"]) == ["interrupted", "interrupted"]
     finally:
-        for pid in pgrep(token):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        kill_all(token)
 
 
 def test_an_interrupted_command_says_what_it_recorded_not_what_it_meant_to(
@@ -165,9 +163,7 @@ def test_ctrl_c_to_the_whole_group_stops_every_arm_and_records_every_run(
     finally:
         proc.kill()
         proc.wait()
-        for pid in pgrep(token):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        kill_all(token)
 
 
 def test_what_a_test_starts_hears_ctrl_c_whatever_the_suite_inherited() -> None:
@@ -261,9 +257,7 @@ def test_status_shows_a_running_pilot_by_its_heartbeat(tiny: TinyRepo, tmp_path:
         assert shown.stdout.splitlines()[0] == "1 runs: 1 interrupted"
     finally:
         proc.kill()
-        for pid in pgrep(token):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        kill_all(token)
 
 
 def test_a_run_of_another_host_is_crashed_once_its_heartbeat_stops(

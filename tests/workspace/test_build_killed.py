@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import make_repo
+from tests.helpers import alive
+from tests.workspace.test_environment import env_bench
 
 pytestmark = [pytest.mark.fresh_environments, pytest.mark.slow]
 
@@ -31,31 +32,6 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     time.sleep(3600)  # a slow build: killed long before
 """
 
-BENCH = """\
-name = "slow-build"
-instruction = "nothing"
-[repo]
-git = "{repo}"
-base = "{base}"
-[human]
-ref = "{human}"
-[environment]
-kind = "venv"
-python = "3.11"
-packages = ["slowpkg @ file://{package}"]
-[[checks]]
-name = "test"
-command = "true"
-"""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
 
 def test_a_build_killed_outright_leaves_no_process_and_no_folder(tmp_path: Path) -> None:
     package, pid_file = tmp_path / "slowpkg", tmp_path / "backend.pid"
@@ -65,13 +41,8 @@ def test_a_build_killed_outright_leaves_no_process_and_no_folder(tmp_path: Path)
         '[project]\nname = "slowpkg"\nversion = "1.0"\n\n'
         '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n'
     )
-    repo = tmp_path / "repo"
-    base, human = make_repo(repo, {"a.py": "x = 1\n"}, {"a.py": "x = 2\n"}, "human")
-    bench = tmp_path / "bench"
-    bench.mkdir()
-    (bench / "bench.toml").write_text(
-        BENCH.format(repo=repo, base=base, human=human, package=package)
-    )
+    slow = f'kind = "venv"\npython = "3.11"\npackages = ["slowpkg @ file://{package}"]'
+    bench = env_bench(tmp_path, slow)
     pilot = subprocess.Popen(
         [CLI, "pilot", "--bench", str(bench), "--arm", "noop", "--quiet"],
         stdout=subprocess.DEVNULL,
@@ -88,13 +59,13 @@ def test_a_build_killed_outright_leaves_no_process_and_no_folder(tmp_path: Path)
         envs = Path(os.environ["BENCHKIT_CACHE"]) / "envs"
         temporary = [p for p in envs.iterdir() if p.is_dir() and "." in p.name]
         assert temporary, "the build's temporary folder"  # what the kill left
-        assert _alive(backend)
+        assert alive(backend)
 
         listed = subprocess.run([CLI, "env", "list"], capture_output=True, text=True)
         assert listed.returncode == 0, listed.stderr
-        assert not _alive(backend), "the killed build's process runs on"
+        assert not alive(backend), "the killed build's process runs on"
         assert not [p for p in envs.iterdir() if p.is_dir() and "." in p.name]
     finally:
         for pid in (pilot.pid, backend):
-            if pid and _alive(pid):
+            if pid and alive(pid):
                 os.kill(pid, signal.SIGKILL)

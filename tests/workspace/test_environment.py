@@ -97,7 +97,7 @@ packages = ["pytest==8.3.5", "freezegun==1.5.1"]
 """
 
 
-def _bench(tmp_path: Path, environment: str, name: str = "bench") -> Path:
+def env_bench(tmp_path: Path, environment: str, name: str = "bench") -> Path:
     repo = tmp_path / f"{name}-repo"
     base, human = make_repo(repo, {**SOURCE, **TESTS}, HUMAN, "human")
     folder = tmp_path / name
@@ -116,7 +116,7 @@ def test_a_bench_runs_in_its_own_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _own_path_first(monkeypatch)
-    bench = _bench(tmp_path, VENV)
+    bench = env_bench(tmp_path, VENV)
     first, again = benchkit.pilot(str(bench), arm=["human", "noop"], store=tmp_path / "store")
     for run in (first, again):
         assert (run.status, run.gate and run.gate.verdict) == ("ok", "pass"), run.failure_detail
@@ -143,7 +143,7 @@ def test_without_the_environment_the_import_error_is_shown(
     uv("venv", "--quiet", "--python", "3.11", str(user))
     uv("pip", "install", "--quiet", "--python", str(user / "bin" / "python"), "pytest==8.3.5")
     monkeypatch.setenv("PATH", f"{user / 'bin'}{os.pathsep}{os.environ['PATH']}")
-    bench = _bench(tmp_path, 'kind = "none"')
+    bench = env_bench(tmp_path, 'kind = "none"')
     done = subprocess.run(
         [sys.executable, "-m", "benchkit", "pilot", "--bench", str(bench), "--arm", "human"],
         capture_output=True,
@@ -197,8 +197,8 @@ def test_a_changed_dependency_file_gives_a_new_environment_and_baseline(tmp_path
 
 
 def test_a_failing_environment_is_the_benchs_failure_and_others_go_on(tmp_path: Path) -> None:
-    broken = _bench(tmp_path, 'kind = "venv"\npackages = ["benchkit-no-such-package==9.9.9"]')
-    good = _bench(tmp_path, VENV, name="good")
+    broken = env_bench(tmp_path, 'kind = "venv"\npackages = ["benchkit-no-such-package==9.9.9"]')
+    good = env_bench(tmp_path, VENV, name="good")
     specs = [PilotSpec(bench=str(broken), arm="human"), PilotSpec(bench=str(good), arm="human")]
     bad_run, good_run = run_pilots(specs, store=tmp_path / "store")
     assert (bad_run.status, bad_run.failure_kind) == ("failed", "environment")
@@ -226,7 +226,7 @@ def _with_tamper_check(bench: Path, text: str) -> None:
 def test_a_pilot_never_changes_the_cached_environment(tmp_path: Path) -> None:
     # Outside the sandbox: a check may write into its pilot's copy, never the cache.
     planted = "import pathlib, sysconfig; p = pathlib.Path(sysconfig.get_path('purelib'))"
-    bench = _bench(tmp_path, VENV)
+    bench = env_bench(tmp_path, VENV)
     text = (bench / "bench.toml").read_text()
     (bench / "bench.toml").write_text(
         text
@@ -288,7 +288,7 @@ def test_a_file_rewritten_in_place_with_its_size_and_times_kept_is_found(tmp_pat
     hard link, keeping its size, and restores its mode and times: the cached
     environment is found changed by its contents, and dropped (seen: not found, and a
     later pilot ran with pytest 6.6.6)."""
-    bench = _bench(tmp_path, VENV)
+    bench = env_bench(tmp_path, VENV)
     text = (bench / "bench.toml").read_text()
     (bench / "bench.toml").write_text(
         text
@@ -310,7 +310,7 @@ def test_a_file_rewritten_in_place_with_its_size_and_times_kept_is_found(tmp_pat
 
 @needs_bwrap
 def test_in_the_sandbox_a_check_cannot_write_its_environment(tmp_path: Path) -> None:
-    bench = _bench(tmp_path, VENV)
+    bench = env_bench(tmp_path, VENV)
     text = (bench / "bench.toml").read_text()
     _with_tamper_check(bench, text)
     [run] = benchkit.pilot(
@@ -329,7 +329,7 @@ def test_in_the_sandbox_the_cached_environment_is_bound_not_copied(tmp_path: Pat
     """In bubblewrap a pilot's checks see the cached environment itself, bound
     read-only where the pilot's instance goes (a copy would be new folders of
     hard-linked files): nothing is copied, and the checks still run in it."""
-    bench = _bench(tmp_path, VENV)
+    bench = env_bench(tmp_path, VENV)
     text = (bench / "bench.toml").read_text()
     folder = "import os; s = os.stat(os.environ['VIRTUAL_ENV']); print('env', s.st_dev, s.st_ino)"
     (bench / "bench.toml").write_text(
@@ -350,7 +350,7 @@ def test_a_prune_keeps_an_environment_a_pilot_binds(tmp_path: Path) -> None:
     from benchkit.workspace.inventory import prune
     from benchkit.workspace.repository import prepare_repository
 
-    bench = find_bench(_bench(tmp_path, VENV))
+    bench = find_bench(env_bench(tmp_path, VENV))
     environment = ensure(recipe(bench, prepare_repository(bench)), log=tmp_path / "env.log")
     tree = tmp_path / "tree"
     tree.mkdir()
@@ -365,7 +365,7 @@ def test_a_prune_keeps_an_environment_a_pilot_binds(tmp_path: Path) -> None:
 
 
 def test_env_list_and_prune(tmp_path: Path) -> None:
-    benchkit.pilot(str(_bench(tmp_path, VENV)), arm="noop", store=tmp_path / "store")
+    benchkit.pilot(str(env_bench(tmp_path, VENV)), arm="noop", store=tmp_path / "store")
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -405,7 +405,7 @@ def test_env_list_shows_and_prune_removes_an_environment_whose_record_is_broken(
 
 
 def test_a_bench_without_an_environment_section_is_none(tmp_path: Path) -> None:
-    bench = _bench(tmp_path, "")
+    bench = env_bench(tmp_path, "")
     path = bench / "bench.toml"
     path.write_text(path.read_text().replace("[environment]\n", ""))
     assert find_bench(bench).file.environment.kind == "none"
