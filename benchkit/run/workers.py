@@ -23,9 +23,13 @@ from benchkit.workspace.signals import Terminated, terminated, worker_started
 _EVENTS: list[Sink] = []  # in a worker process: where its pilot's events go
 
 
+_PARENT: list[int] = []  # in a worker process: the benchkit that started it
+
+
 def _worker_started(told: multiprocessing.Queue[Event]) -> None:
     worker_started()
     _EVENTS[:] = [told.put]
+    _PARENT[:] = [os.getppid()]
 
 
 def _work(p: Plan, store: Store, keep: bool) -> Run:
@@ -33,6 +37,8 @@ def _work(p: Plan, store: Store, keep: bool) -> Run:
     recorded, and never takes another pilot: Ctrl-C reaches it with benchkit, SIGTERM
     comes from benchkit stopping it or from the kernel as benchkit dies (once for each
     of benchkit's threads that goes, so at first while benchkit is still its parent)."""
+    if terminated() or os.getppid() != _PARENT[0]:  # told to stop, or its benchkit gone
+        os._exit(Terminated.exit_code)  # while it waited: it takes no other pilot
     try:
         return execute_plan(p, store, keep=keep, launcher="processes", events=_EVENTS[0])
     except KeyboardInterrupt as exc:
