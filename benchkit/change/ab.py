@@ -242,6 +242,7 @@ def ab(
         factor=factor,
     )
     write_ab(store, result)
+    store.compact_when_due()
     return result
 
 

@@ -206,6 +206,7 @@ def probe(
         unjudged=at_head.unjudged(empty=True),
     )
     write_probe(store, result)
+    store.compact_when_due()
     return result
 
 

@@ -24,7 +24,7 @@ from benchkit.bench.names import NAME, NAME_RULE
 from benchkit.errors import SetError, UsageError
 from benchkit.records import DEFAULT_SET, LAUNCHERS, RERUNS, LauncherName, PilotSpec, Run
 from benchkit.run.claims import claim, release
-from benchkit.run.events import Planned, Sink, ignore
+from benchkit.run.events import Event, Planned, Recorded, Sink, ignore
 from benchkit.run.launcher import Launched, LaunchWarning
 from benchkit.run.launchers import make_launcher
 from benchkit.run.plan import Plan, plan
@@ -145,7 +145,7 @@ def run_pilots(
         run_set = need.plans[0].spec.run_set if need.plans else specs[0].run_set
         claimed, held = claim(folder, need.plans)
         ledger = Ledger(folder)
-        events = fan(ledger, events)
+        events = fan(ledger, events, _compacting(folder))
         try:
             # What another benchkit recorded between the first look and the claims is
             # not run again; what it claims is its own.
@@ -174,6 +174,18 @@ def run_pilots(
     if launched.faults:
         raise launched.faults[0]
     return launched.runs
+
+
+def _compacting(store: Store) -> Sink:
+    """A sink that compacts the store as the matrix goes, once enough files to merge
+    have piled up (a look at the names a recorded run): a long matrix never leaves
+    thousands of files, and one compacting meanwhile is passed, not waited for."""
+
+    def tell(event: Event) -> None:
+        if isinstance(event, Recorded):
+            store.compact_when_due()
+
+    return tell
 
 
 def _needed(

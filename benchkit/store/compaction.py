@@ -1,24 +1,35 @@
-"""Compaction: the runs' own files merged into one file per table, for fast reads.
+"""Compaction: the runs' own files, and small imports, merged into one file per table,
+for fast reads.
 
-Only finished runs are merged (a `running` run's files are still being written).
-The merged part is written atomically first, then the merged files are removed; a
-stop in between leaves files that readers skip and the next compaction removes.
+Only finished runs are merged (a `running` run's files are still being written). The
+merged part is written atomically first, then the merged files are removed; a stop in
+between leaves files that readers skip and the next compaction removes. A part names
+the imports it holds in its footer, so that importing a file again replaces its runs
+wherever they are. One compaction at a time: whoever merges or replaces holds the
+store's compaction lock; a command that compacts as it goes, or as it ends, passes
+when another holds it, and never blocks a pilot's writes.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from benchkit.store.layout import COMPACT_LOCK, PART, all_files, part_name
+from benchkit.store.layout import COMPACT_LOCK, IMPORTED, PART, all_files, part_name
 from benchkit.store.parquet import write_arrow
 from benchkit.store.reads import (
+    IMPORTS_NOTE,
     compacted_ids,
     declared_schema,
+    merged_imports,
     read_arrow,
     read_at_once,
     read_table,
@@ -28,37 +39,121 @@ from benchkit.store.reads import (
 )
 from benchkit.store.schema import TABLES
 
-AUTO_COMPACT = 64  # runs' own files in a store past which a pilot command compacts it
+AUTO_COMPACT = 64  # files to merge in a table past which a command that wrote compacts
+IMPORT_MERGED_BELOW = 8 << 20  # bytes: an import's file past this is a part of its own
 
 
-def compact(store: Path, *, least: int = 2) -> dict[str, int]:
-    """Merge the runs' own files into one part per table (reads get fast); the number
-    of files merged per table. `benchkit pilot` does it past 64 runs' own files."""
-    store.mkdir(parents=True, exist_ok=True)
-    merged: dict[str, int] = {}
+@contextmanager
+def merging(store: Path, *, wait: bool = True) -> Iterator[bool]:
+    """The store's compaction lock, held for the block: whether it is held (without
+    `wait`, False at once when another benchkit holds it)."""
     with open(store / COMPACT_LOCK, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one compaction at a time
-        runs = read_table(store, "runs")
-        finished = set(runs.filter(pl.col("status") != "running")["run_id"].to_list())
-        for table in TABLES:
-            everything = all_files(store, table)
-            held = compacted_ids([f for f in everything if f.name.startswith(PART)])
-            own = [f for f in everything if not f.name.startswith(PART)]
-            for leftover in [f for f in own if f.stem in held]:
-                leftover.unlink(missing_ok=True)  # merged before, not removed then
-            candidates = [f for f in own if f.stem in finished and f.stem not in held]
-            merged[table] = 0
-            if len(candidates) < max(least, 1):
-                continue
-            read = _read_already(runs, candidates) if table == "runs" else None
-            files, combined = read or _combined(store, table, candidates)
-            if combined is None or len(files) < least:
-                continue
-            write_arrow(store, table, part_name(), combined)
-            for f in files:
-                f.unlink(missing_ok=True)
-            merged[table] = len(files)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+
+
+def compact(store: Path, *, least: int = 2, wait: bool = True) -> dict[str, int]:
+    """Merge the runs' own files, and the imports' small files, into one part per
+    table (reads get fast); the number of files merged per table. A command that
+    wrote runs does it past `AUTO_COMPACT` such files (`compact_when_due`)."""
+    store.mkdir(parents=True, exist_ok=True)
+    with merging(store, wait=wait) as held:
+        return _compacted(store, least) if held else {}
+
+
+def _compacted(store: Path, least: int) -> dict[str, int]:
+    merged: dict[str, int] = {}
+    runs = read_table(store, "runs")
+    finished = set(runs.filter(pl.col("status") != "running")["run_id"].to_list())
+    for table in TABLES:
+        everything = all_files(store, table)
+        held = compacted_ids(table, [f for f in everything if f.name.startswith(PART)])
+        own = [f for f in everything if not f.name.startswith(PART)]
+        for leftover in [f for f in own if f.stem in held]:
+            leftover.unlink(missing_ok=True)  # merged before, not removed then
+        loose = [f for f in own if f.stem not in held]
+        merged[table] = _merge_imports(store, [f for f in loose if _mergeable_import(f)], least)
+        if TABLES[table][0].name == "run_id":  # a run's: once it is finished
+            candidates = [f for f in loose if f.stem in finished]
+        else:  # an A/B's, a probe's: written whole, once
+            candidates = loose
+        if len(candidates) < max(least, 1):
+            continue
+        read = _read_already(runs, candidates) if table == "runs" else None
+        files, combined = read or _combined(store, table, candidates)
+        if combined is None or len(files) < least:
+            continue
+        write_arrow(store, table, part_name(), combined)
+        for f in files:
+            f.unlink(missing_ok=True)
+        merged[table] += len(files)
     return merged
+
+
+def _mergeable_import(path: Path) -> bool:
+    """An import's file small enough to merge (a large one reads as fast as a part)."""
+    if not path.name.startswith(IMPORTED):
+        return False
+    try:
+        return path.stat().st_size < IMPORT_MERGED_BELOW
+    except OSError:
+        return False
+
+
+def _merge_imports(store: Path, imports: list[Path], least: int) -> int:
+    """Merge imports' files into one part whose footer names each import and its rows;
+    how many were merged."""
+    if len(imports) < max(least, 1):
+        return 0
+    files, combined = _combined(store, "runs", imports)
+    if combined is None or len(files) < least:
+        return 0
+    held, row = {}, 0
+    for f in files:
+        rows = pq.read_metadata(f).num_rows
+        held[f.stem] = [row, rows]
+        row += rows
+    if row != combined.num_rows:  # a file changed under the lock: merge none
+        return 0
+    write_arrow(store, "runs", part_name(), combined, notes={IMPORTS_NOTE: json.dumps(held)})
+    for f in files:
+        f.unlink(missing_ok=True)
+    return len(files)
+
+
+def drop_imports(store: Path, names: list[str]) -> bool:
+    """Take the rows of these imports out of the parts that hold them, each part
+    replaced at once by one without them (under the compaction lock, which the caller
+    holds); whether any part held one."""
+    dropped = False
+    for part in [f for f in all_files(store, "runs") if f.name.startswith(PART)]:
+        held = merged_imports(part)
+        gone = sorted(held[n] for n in names if n in held)
+        if not gone:
+            continue
+        dropped = True
+        table, kept, at = read_arrow(part), [], 0
+        for row, rows in gone:
+            kept.append(table.slice(at, row - at))
+            at = row + rows
+        kept.append(table.slice(at))
+        rest = pa.concat_tables(kept)
+        if not rest.num_rows:
+            part.unlink(missing_ok=True)
+            continue
+        still, row = {}, 0
+        for name, (_, rows) in sorted(
+            ((n, r) for n, r in held.items() if n not in names), key=lambda item: item[1][0]
+        ):
+            still[name] = [row, rows]
+            row += rows
+        notes = {IMPORTS_NOTE: json.dumps(still)} if still else None
+        write_arrow(store, "runs", part.stem, rest.combine_chunks(), notes=notes)
+    return dropped
 
 
 def _read_already(runs: pl.DataFrame, candidates: list[Path]) -> tuple[list[Path], pa.Table] | None:
@@ -75,9 +170,9 @@ def _read_already(runs: pl.DataFrame, candidates: list[Path]) -> tuple[list[Path
 def _combined(
     store: Path, table: str, candidates: list[Path]
 ) -> tuple[list[Path], pa.Table | None]:
-    """The files to merge and their rows as one table: all of them in one scan with
-    the columns declared and noted; when that fails, file by file, a bad file left
-    where it is (None: no file readable)."""
+    """The files to merge and their rows as one table, file after file: all of them in
+    one scan with the columns declared and noted; when that fails, file by file, a bad
+    file left where it is (None: no file readable)."""
     try:
         rows = read_at_once(candidates, declared_schema(store, table))
     except FileNotFoundError:  # one removed by hand under the lock: file by file
@@ -102,7 +197,21 @@ def _widen(schema: pa.Schema, unified: pa.Schema) -> pa.Schema:
 
 
 def compact_when_due(store: Path) -> None:
-    """Compact a store once `AUTO_COMPACT` runs' own files have piled up in a table."""
-    own = (len(list((store / t).glob(f"[!{PART[0]}]*.parquet"))) for t in TABLES)
-    if max(own, default=0) >= AUTO_COMPACT:
-        compact(store)
+    """Compact a store once `AUTO_COMPACT` files to merge have piled up in a table
+    (what a command that wrote runs does as it goes and as it ends); passed when
+    another benchkit is compacting it."""
+    if any(_to_merge(store / t) >= AUTO_COMPACT for t in TABLES):
+        compact(store, wait=False)
+
+
+def _to_merge(folder: Path) -> int:
+    """How many files of a table folder a compaction would merge, or about: a look at
+    the names (and an import's size), no file opened."""
+    try:
+        with os.scandir(folder) as entries:
+            names = [e for e in entries if e.name.endswith(".parquet") and e.name[0] != PART[0]]
+    except OSError:
+        return 0
+    return sum(
+        1 for e in names if not e.name.startswith(IMPORTED) or _mergeable_import(Path(e.path))
+    )

@@ -41,9 +41,10 @@ from benchkit.errors import ImportFileError
 from benchkit.gate.ci import CI_STATUSES
 from benchkit.gate.verdict import Verdict
 from benchkit.records import LAUNCHERS, CheckStatus, RunStatus
-from benchkit.store.layout import all_files
+from benchkit.store.compaction import drop_imports, merging
+from benchkit.store.layout import IMPORTED, PART, all_files
 from benchkit.store.parquet import written_in_parts
-from benchkit.store.reads import empty_frame, read_table
+from benchkit.store.reads import empty_frame, merged_imports, read_table
 from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, check_of, table_schema
 from benchkit.store.store import Store
 from benchkit.store.words import Words
@@ -488,13 +489,15 @@ def import_runs(
     reading = Reading(path, mapping or {}, ignore, consts or {})
     checks = sorted({check for c in reading.columns if (check := check_of(c))})
     kinds = empty_frame(table_schema("runs", checks)).schema
-    name, folder = import_name(path), Store.at(store).checked().path
-    earlier = earlier_imports(path, folder)
+    kept = Store.at(store).checked()
+    folder, names = kept.path, import_names(path)
     ids: list[pl.Series] = []
     schema = pl.DataFrame(schema=kinds).to_arrow().schema
     blocks = reading.blocks()
     first = next(blocks)  # a bad cell in the first block: said before the store is made
-    with written_in_parts(folder, "runs", name, schema) as write:
+    kept.make()
+    # under the compaction lock: no merge takes this file's earlier runs meanwhile
+    with merging(folder), written_in_parts(folder, "runs", names[0], schema) as write:
         for runs in itertools.chain([first], blocks):
             ids.append(runs["run_id"])
             write(  # the columns the file lacks: null
@@ -504,11 +507,16 @@ def import_runs(
                 ).to_arrow()
             )
         held = pl.concat(ids)
-        _not_held(path, folder, {f.stem for f in earlier} | {name}, held)
-    for old in earlier:
-        if old.name != f"{name}.parquet":
+        _not_held(path, folder, names, held)
+        earlier = [f for n in names if (f := folder / "runs" / f"{n}.parquet").is_file()]
+        # out of the parts that merged them, before the new file is in place: a stop
+        # between the two leaves the file's runs out (imported again, they are back),
+        # never twice
+        replaced = drop_imports(folder, list(names)) or bool(earlier)
+        for old in [f for f in earlier if f.stem != names[0]]:  # that one: replaced
             old.unlink(missing_ok=True)
-    return ImportedRuns(held, reading.notes(), replaced=bool(earlier))
+    kept.compact_when_due()
+    return ImportedRuns(held, reading.notes(), replaced=replaced)
 
 
 def import_name(path: Path) -> str:
@@ -518,22 +526,23 @@ def import_name(path: Path) -> str:
     place = path.resolve()  # a link to the file, or another way to it, is the file
     where = hashlib.sha256(str(place).encode(errors="surrogateescape")).hexdigest()
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", place.stem).strip("-._")[:40] or "file"
-    return f"imported-{stem}-{where[:12]}"
+    return f"{IMPORTED}{stem}-{where[:12]}"
 
 
-def earlier_imports(path: Path, store: Path) -> list[Path]:
-    """The runs files of this CSV file's earlier imports: by its place, and by its
-    content (the name earlier imports were given, replaced as well)."""
+def import_names(path: Path) -> tuple[str, str]:
+    """The names this CSV file's imports have: by its place (`import_name`, what an
+    import writes), and by its content (the name earlier benchkits gave them), each
+    replaced by the next import of the file."""
     with open(path, "rb") as file:
-        by_content = f"imported-{hashlib.file_digest(file, 'sha256').hexdigest()[:12]}"
-    names = (import_name(path), by_content)
-    return [f for name in names if (f := store / "runs" / f"{name}.parquet").is_file()]
+        by_content = f"{IMPORTED}{hashlib.file_digest(file, 'sha256').hexdigest()[:12]}"
+    return import_name(path), by_content
 
 
-def _not_held(path: Path, store: Path, own: set[str], ids: pl.Series) -> None:
+def _not_held(path: Path, store: Path, own: tuple[str, ...], ids: pl.Series) -> None:
     """Raises `ImportFileError` at the first id the store holds from elsewhere (not
-    from this file's own earlier imports, `own`, which the import replaces), naming
-    the file that holds it. One look at the `run_id` of every runs file."""
+    from this file's own earlier imports, named `own`, which the import replaces,
+    whether in their own files or merged into a part), naming the file that holds it.
+    One look at the `run_id` of every runs file."""
     files = [f for f in all_files(store, "runs") if f.stem not in own]
     if not files:
         return
@@ -547,6 +556,17 @@ def _not_held(path: Path, store: Path, own: set[str], ids: pl.Series) -> None:
         ).collect()
     except (pl.exceptions.PolarsError, OSError):  # a file unreadable: read as reads do
         held = read_table(store, "runs").select("run_id", file=pl.lit(None, pl.String))
+    merged = [  # the rows of each part that are this file's earlier imports'
+        (str(part), row, rows)
+        for part in files
+        if part.name.startswith(PART)
+        for name, (row, rows) in merged_imports(part).items()
+        if name in own
+    ]
+    if merged:
+        at = pl.int_range(pl.len()).over("file")
+        mine = [(pl.col("file") == p) & at.is_between(r, r + n - 1) for p, r, n in merged]
+        held = held.filter(~pl.any_horizontal(mine))
     both = (
         ids.to_frame("run_id")
         .with_row_index()

@@ -108,6 +108,7 @@ def made_store(store: Path) -> Path:
 
 
 PART = "part-"  # a compacted file: many runs in one
+IMPORTED = "imported-"  # an import's file: the runs of one CSV file
 
 
 def _is_part(name: str) -> bool:

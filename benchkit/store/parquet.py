@@ -75,24 +75,34 @@ def write_table(
     return write_arrow(store, table, name, checked_rows(table, rows, schema))
 
 
-def write_arrow(store: Path, table: str, name: str, data: pa.Table) -> Path:
+def write_arrow(
+    store: Path, table: str, name: str, data: pa.Table, notes: dict[str, str] | None = None
+) -> Path:
     """Write one Parquet file atomically: a temporary name in the same folder, then rename.
     Without Arrow's copy of the schema: Parquet's own types give every declared type
     back (Arrow's large strings and lists, as polars makes them, are stored as the
-    others are), to pyarrow, polars, pandas and DuckDB alike."""
-    with written_in_parts(store, table, name, data.schema, rows=data.num_rows) as write:
+    others are), to pyarrow, polars, pandas and DuckDB alike. `notes`: key-value
+    metadata of its footer."""
+    rows = data.num_rows
+    with written_in_parts(store, table, name, data.schema, rows=rows, notes=notes) as write:
         write(data)
     return store / table / f"{name}.parquet"
 
 
 @contextmanager
 def written_in_parts(
-    store: Path, table: str, name: str, schema: pa.Schema, rows: int = 2
+    store: Path,
+    table: str,
+    name: str,
+    schema: pa.Schema,
+    rows: int = 2,
+    notes: dict[str, str] | None = None,
 ) -> Iterator[Callable[[pa.Table], None]]:
     """One Parquet file written a part at a time (`write(part)`, each of `schema`),
     in place once the block ends, atomically as `write_arrow`'s; an exception in the
     block leaves nothing (the temporary file removed). `rows`: how many the file
-    will hold, where it is known (one row: no statistics, no dictionary)."""
+    will hold, where it is known (one row: no statistics, no dictionary); `notes`:
+    key-value metadata of its footer."""
     folder = store / table
     if not folder.is_dir():
         made_store(store).joinpath(table).mkdir(exist_ok=True)
@@ -110,6 +120,8 @@ def written_in_parts(
             own = {} if part else {"write_statistics": False, "use_dictionary": rows > 1}
             with pq.ParquetWriter(sink, schema, store_schema=False, **own) as writer:
                 yield writer.write_table
+                if notes:
+                    writer.add_key_value_metadata(notes)
             if part:  # the runs' own files it holds go next: on disk first
                 sink.flush()
                 os.fsync(sink.fileno())

@@ -6,6 +6,7 @@ the current schema. A read writes nothing."""
 from __future__ import annotations
 
 import contextlib
+import json
 import warnings
 from pathlib import Path
 from typing import Any
@@ -24,28 +25,46 @@ RECHUNK_PAST = 64  # chunks (a file each) past which a read makes one: not for a
 SCAN_AT_ONCE = 64  # runs' own files of a table past which a lazy scan reads them at once
 
 
-def compacted_ids(parts: list[Path]) -> set[str]:
-    """The runs the compacted parts hold: of every part, whatever its other columns
-    (a later part may hold checks an earlier one does not); a part that cannot be
-    read holds none (readers skip it, so its runs' own files are read instead)."""
+IMPORTS_NOTE = "benchkit.imports"  # a part's footer: the imports it holds, {name: [row, rows]}
+
+
+def compacted_ids(table: str, parts: list[Path]) -> set[str]:
+    """What a table's compacted parts hold: every key (a run's id, an A/B's; of every
+    part, whatever its other columns: a later part may hold checks an earlier one does
+    not) and the name of every import merged; a part that cannot be read holds none
+    (readers skip it, so the files it merged are read instead)."""
+    key = TABLES[table][0].name
     held: set[str] = set()
     for part in parts:  # a few: one a merge
         with contextlib.suppress(pl.exceptions.PolarsError, OSError):
             ids = pl.scan_parquet(
-                part, schema={"run_id": pl.String}, missing_columns="insert", extra_columns="ignore"
+                part, schema={key: pl.String}, missing_columns="insert", extra_columns="ignore"
             )
-            held.update(ids.select(pl.col("run_id").drop_nulls()).collect()["run_id"])
+            held.update(ids.select(pl.col(key).drop_nulls()).collect()[key])
+            held.update(merged_imports(part))
     return held
 
 
+def merged_imports(part: Path) -> dict[str, tuple[int, int]]:
+    """The imports a part holds, by name: the first of its rows and how many (its
+    footer says); none when the footer does not say or cannot be read."""
+    try:
+        said = (pq.read_metadata(part).metadata or {}).get(IMPORTS_NOTE.encode())
+        held = json.loads(said) if said else {}
+        return {str(name): (int(row), int(rows)) for name, (row, rows) in held.items()}
+    except (OSError, pa.ArrowException, ValueError, TypeError, AttributeError):
+        return {}
+
+
 def _files(store: Path, table: str) -> list[Path]:
-    """The table's files; a run's own file that a compacted part already holds (left
-    by a compaction that stopped before removing it) is not read twice."""
+    """The table's files; a run's own file, or an import's, that a compacted part
+    already holds (left by a compaction that stopped before removing it) is not read
+    twice."""
     files = all_files(store, table)
     parts = [f for f in files if f.name.startswith(PART)]
     if not parts or len(parts) == len(files):
         return files
-    held = compacted_ids(parts)
+    held = compacted_ids(table, parts)
     return [f for f in files if f.name.startswith(PART) or f.stem not in held]
 
 

@@ -159,12 +159,13 @@ class Store:
     # Compaction.
 
     def compact(self, *, least: int = 2) -> dict[str, int]:
-        """Merge the runs' own files into one part per table; the files merged per table."""
+        """Merge the runs' own files (and small imports) into one part per table; the
+        files merged per table."""
         return compaction.compact(self.path, least=least)
 
     def compact_when_due(self) -> None:
-        """Compact once a table holds `AUTO_COMPACT` runs' own files: what a command that
-        wrote runs does as it ends."""
+        """Compact once a table holds `AUTO_COMPACT` files to merge: what a command that
+        writes runs does as it goes and as it ends (passed while another compacts)."""
         compaction.compact_when_due(self.path)
 
     # Heartbeats of running pilots.

@@ -1,5 +1,6 @@
 """A CSV import reads its file a block at a time: what it says and records is the
-same as reading it whole, and its memory does not grow with the file."""
+same as reading it whole, and its memory does not grow with the file; many imports
+are merged into parts as they come, and each, imported again, replaced in its part."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import pytest
 
 import benchkit
 from benchkit.errors import ImportFileError
-from benchkit.store import imports
+from benchkit.store import compaction, imports
+from benchkit.store.compaction import AUTO_COMPACT
+from benchkit.store.reads import merged_imports
 from benchkit.store.words import OUTCOME_RULE
 
 CLI = str(Path(sys.executable).with_name("benchkit"))
@@ -81,9 +84,9 @@ def test_bad_cells_in_later_blocks_are_named_by_their_row_and_nothing_is_written
     with pytest.raises(ImportFileError, match="row 300, cost_usd: not a Float64"):
         benchkit.import_runs(bad_late, tmp_path / "late")
     # its first blocks were written: the store is made, and holds no file of them, not
-    # even the temporary one
+    # even the temporary one (the lock an import holds against a merge stays)
     left = sorted(str(p.relative_to(tmp_path / "late")) for p in (tmp_path / "late").rglob("*"))
-    assert left == [".gitignore", "runs"]
+    assert left == [".compact.lock", ".gitignore", "runs"]
 
 
 def test_an_import_s_memory_does_not_grow_with_its_file(tmp_path: Path) -> None:
@@ -110,3 +113,71 @@ def test_an_import_s_memory_does_not_grow_with_its_file(tmp_path: Path) -> None:
     grown = peak_mb(big) - peak_mb(one)
     assert grown < 200, f"{grown:.0f} MB more for a 10 MB file"
     assert benchkit.runs(tmp_path / "big").height == n
+
+
+def _one_run(path: Path, n: int, cost: str = "0.1") -> Path:
+    path.write_text(f"bench,arm,cost_usd,run_id\nb,arm-{n % 3},{cost},run-{n}\n")
+    return path
+
+
+def test_many_imports_are_merged_as_they_come_and_each_replaced_where_it_went(
+    tmp_path: Path,
+) -> None:
+    """An import past `AUTO_COMPACT` files to merge compacts the store, imports
+    included: 150 one-run imports leave far fewer files, every run once; each file
+    imported again (corrected) replaces its runs inside the part that merged them; an
+    id held by a merged import is named with the part."""
+    store = tmp_path / "store"
+    files = [_one_run(tmp_path / f"runs-{n}.csv", n) for n in range(150)]
+    for path in files:
+        benchkit.import_runs(path, store)
+    on_disk = list((store / "runs").glob("*.parquet"))
+    assert len(on_disk) < AUTO_COMPACT
+    parts = [f for f in on_disk if f.name.startswith("part-")]
+    assert parts and all(merged_imports(p) for p in parts)
+    runs = benchkit.runs(store)
+    assert sorted(runs["run_id"]) == sorted(f"run-{n}" for n in range(150))
+
+    corrected = _one_run(files[3], 3, cost="0.9")
+    again = benchkit.import_runs(corrected, store)
+    assert (list(again), again.replaced) == (["run-3"], True)
+    runs = benchkit.runs(store)
+    assert runs.height == runs["run_id"].n_unique() == 150
+    assert runs.filter(pl.col("run_id") == "run-3")["cost_usd"].to_list() == [0.9]
+
+    other = _one_run(tmp_path / "other.csv", 5)  # run-5, merged from runs-5.csv
+    with pytest.raises(ImportFileError, match=r"row 2, run_id: .* run-5 already \(in runs/part-"):
+        benchkit.import_runs(other, store)
+
+
+def test_an_import_merged_but_not_yet_removed_is_read_once(tmp_path: Path) -> None:
+    """A compaction stopped between writing its part and removing the files it merged
+    leaves an import's file that its part holds: read once, removed by the next."""
+    store = tmp_path / "store"
+    for n in range(3):
+        benchkit.import_runs(_one_run(tmp_path / f"runs-{n}.csv", n), store)
+    saved = {f.name: f.read_bytes() for f in (store / "runs").glob("*.parquet")}
+    assert benchkit.compact(store)["runs"] == 3
+    for name, data in saved.items():
+        (store / "runs" / name).write_bytes(data)  # as if never removed
+    assert sorted(benchkit.runs(store)["run_id"]) == ["run-0", "run-1", "run-2"]
+    benchkit.compact(store)
+    assert len(list((store / "runs").glob("*.parquet"))) == 1
+
+
+def test_a_large_import_stays_a_file_of_its_own(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An import's file past `IMPORT_MERGED_BELOW` reads as fast as a part: never
+    merged, nor counted toward a compaction."""
+    store = tmp_path / "store"
+    for n in range(3):
+        benchkit.import_runs(_one_run(tmp_path / f"runs-{n}.csv", 5000 + n), store)
+    small = max(f.stat().st_size for f in (store / "runs").glob("*.parquet"))
+    monkeypatch.setattr(compaction, "IMPORT_MERGED_BELOW", small + 1)
+    big = benchkit.import_runs(_published(tmp_path / "big.csv", 2000), store)
+    kept = store / "runs" / f"{imports.import_name(tmp_path / 'big.csv')}.parquet"
+    assert kept.stat().st_size > small + 1
+    assert benchkit.compact(store)["runs"] == 3
+    assert kept.is_file()
+    assert benchkit.runs(store).height == len(big) + 3

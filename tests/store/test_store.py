@@ -23,9 +23,10 @@ import pytest
 
 import benchkit
 from benchkit.errors import StoreWarning
+from benchkit.run.events import StageBegun
 from benchkit.store.compaction import AUTO_COMPACT
 from benchkit.store.parquet import update_run, write_arrow
-from benchkit.store.reads import SCAN_AT_ONCE, read_table
+from benchkit.store.reads import SCAN_AT_ONCE, empty_frame, read_table
 from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, TABLES, table_schema
 from tests.conftest import TinyRepo, a_cache, tiny_repo
 from tests.helpers import PATIENCE_S, benchkit_cli
@@ -129,21 +130,19 @@ def test_an_empty_store_has_the_declared_columns(tmp_path: Path) -> None:
     assert frame.columns == [c.name for c in RUN_COLUMNS]
 
 
-def test_two_processes_write_one_store_without_collision(tiny: TinyRepo, tmp_path: Path) -> None:
+def test_two_matrices_write_and_compact_one_store_at_once(tiny: TinyRepo, tmp_path: Path) -> None:
+    """Two commands' matrices at once on a store one run short of `AUTO_COMPACT` files
+    a table: each compacts as it goes and as it ends (one passing while the other
+    merges), and no run is lost or doubled, nor any of its rows."""
     store = tmp_path / "shared"
+    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=store, sandbox="none")
+    ids = [f"20260101T0000{n:02d}-{n:08x}" for n in range(AUTO_COMPACT - 1)]
+    for table in ("runs", "checks", "tests", "sites", "sessions", "commits", "ci"):
+        _copies(store, table, ids)
+    before = {"sites": benchkit.table("sites", store).height}
     env = {**os.environ, "BENCHKIT_STORE": str(store)}
-    command = [
-        sys.executable,
-        "-m",
-        "benchkit.cli",
-        "pilot",
-        "--bench",
-        str(tiny.bench_dir),
-        "--arm",
-        "human",
-        "--arm",
-        "noop",
-    ]
+    command = [sys.executable, "-m", "benchkit.cli", "pilot", "--bench", str(tiny.bench_dir)]
+    command += ["--arm", "human", "--arm", "noop", "--quiet"]
     procs = [  # two sets: each runs both units
         subprocess.Popen(
             [*command, "--set", name], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -154,11 +153,48 @@ def test_two_processes_write_one_store_without_collision(tiny: TinyRepo, tmp_pat
         _, err = proc.communicate(timeout=PATIENCE_S)
         assert proc.returncode == 0, err.decode()
     frame = benchkit.runs(store)
-    assert frame.height == 4
-    assert frame["run_id"].n_unique() == 4
-    assert sorted(frame["arm"]) == ["human", "human", "noop", "noop"]
-    assert benchkit.table("sites", store).height == 8
+    assert frame.height == frame["run_id"].n_unique() == AUTO_COMPACT + 4
+    assert sorted(frame.filter(pl.col("run_set") != "default")["arm"]) == [
+        "human",
+        "human",
+        "noop",
+        "noop",
+    ]
+    checks = benchkit.table("checks", store)
+    assert checks.select("run_id", "phase", "check").n_unique() == checks.height  # none twice
+    assert set(checks["run_id"]) == set(frame["run_id"])  # every run's, none lost
+    assert benchkit.table("sites", store).height == before["sites"] + 8
+    for table in ("runs", "checks", "sites"):
+        loose = [f for f in (store / table).glob("*.parquet") if not f.name.startswith("part-")]
+        assert len(loose) < AUTO_COMPACT, table
+        assert list((store / table).glob("part-*.parquet")), table  # compacted meanwhile
     assert not list(store.rglob("*.tmp"))
+
+
+def test_a_matrix_compacts_as_it_goes(tiny: TinyRepo, tmp_path: Path) -> None:
+    """The store one run short of `AUTO_COMPACT` files a table: the matrix's first
+    recorded run makes it due, and its second pilot finds the store compacted."""
+    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tmp_path, sandbox="none")
+    ids = [f"20260101T0000{n:02d}-{n:08x}" for n in range(AUTO_COMPACT - 2)]
+    for table in ("runs", "checks"):
+        _copies(tmp_path, table, ids)
+    seen: list[int] = []
+
+    def parts(event: object) -> None:
+        if isinstance(event, StageBegun) and event.stage == "prepare":
+            seen.append(len(list((tmp_path / "runs").glob("part-*.parquet"))))
+
+    benchkit.pilot(
+        str(tiny.bench_dir),
+        arm=["noop"],
+        trials=2,
+        run_set="m",
+        store=tmp_path,
+        sandbox="none",
+        events=parts,
+    )
+    assert seen == [0, 1]
+    assert benchkit.runs(tmp_path).height == AUTO_COMPACT + 1
 
 
 def test_two_processes_on_one_set_share_its_units_and_run_none_twice(
@@ -645,3 +681,27 @@ def test_a_stores_files_take_the_users_umask_not_owner_only(tiny: TinyRepo, tmp_
     files = [p for p in store.rglob("*.parquet")]
     assert len(files) >= 5
     assert {oct(p.stat().st_mode & 0o777) for p in files} == {"0o640"}
+
+
+def test_the_a_b_and_probe_tables_compact_too(tmp_path: Path) -> None:
+    """An A/B's rows, a probe's: written whole, once, so merged as they are."""
+    for table in ("ab", "probes"):
+        schema = table_schema(table)
+        key = schema.names[0]
+        for n in range(3):
+            row = {name: None for name in schema.names} | {key: f"x{n}", "schema_version": 1}
+            write_arrow(
+                tmp_path,
+                table,
+                f"x{n}",
+                pl.DataFrame([row], schema=dict(empty_frame(schema).schema)).to_arrow(),
+            )
+    merged = benchkit.compact(tmp_path)
+    assert (merged["ab"], merged["probes"]) == (3, 3)
+    for table in ("ab", "probes"):
+        assert [f.name[:5] for f in (tmp_path / table).glob("*.parquet")] == ["part-"]
+        assert sorted(benchkit.table(table, tmp_path)[table_schema(table).names[0]]) == [
+            "x0",
+            "x1",
+            "x2",
+        ]
