@@ -26,7 +26,6 @@ from benchkit.analysis.markdown import NONE, markdown_table
 from benchkit.analysis.metrics import (
     DEFAULT_METRICS,
     RATES,
-    STOPPED,
     metric_exprs,
     passed,
     stopped,
@@ -102,25 +101,31 @@ def compare(
     unknown = [m for m in (metrics or ()) if m not in available]
     if unknown:
         raise UsageError("metrics", "", f"no metric {unknown[0]!r} (known: {', '.join(available)})")
-    exprs = [available[m].fill_nan(None).alias(m) for m in wanted]
     out = stopped() if "status" in schema else pl.lit(False)
     costed = "cost" in wanted and {"cost_source", "price_table", "warnings"} <= set(schema)
     sources = [pl.col(c).alias(f"_{c}") for c in COST_SOURCE] if costed else []
     noted = pl.col("cost_source").is_in(NOTED) if costed else pl.lit(False)
-    read = lazy.select(*keys, *exprs, out.alias(STOPPED), noted.alias(NOTED_COLUMN))
-    chosen = read.filter(~pl.col(STOPPED)).drop(STOPPED)
-    counted = read.select(pl.len().alias("all"), pl.col(STOPPED).sum().alias("out"))
-    counts, grouped = pl.collect_all([counted, _summaries(chosen, keys, wanted, rates)])
-    left_out = int(counts["out"][0] or 0)
-    if counts["all"][0] == left_out:
+
+    def chosen(exprs: list[pl.Expr]) -> pl.LazyFrame:
+        return lazy.filter(~out).select(*keys, *exprs, noted.alias(NOTED_COLUMN))
+
+    exprs = [available[m].alias(m) for m in wanted]
+    counted, grouped = pl.collect_all(
+        [lazy.select(pl.len()), _summaries(chosen(exprs), keys, wanted, rates)]
+    )
+    if _nan_in(grouped, wanted):  # a NaN given (never stored): read as missing, again
+        exprs = [available[m].fill_nan(None).alias(m) for m in wanted]
+        grouped = _summaries(chosen(exprs), keys, wanted, rates).collect()
+    left_out = int(counted.item()) - int(grouped["runs"].sum())
+    if grouped.is_empty():
         why = f": the {_counted(left_out, 'run')} given did not finish" if left_out else ""
         raise UsageError("compare", "", f"no runs to compare{why or ': the selection is empty'}")
     notes: tuple[str, ...] = ()
     if grouped[NOTED_COLUMN].sum():  # the few runs whose cost the notes say, read now
         said = lazy.filter(~out, noted).select(*keys, *sources).collect()
         notes = cost_notes(said, grouped, keys)
-    chosen = chosen.drop(NOTED_COLUMN)
-    samples = _resampled(chosen, grouped, keys, [m for m in wanted if m not in rates])
+    resampled = [m for m in wanted if m not in rates]
+    samples = _resampled(chosen(exprs).drop(NOTED_COLUMN), grouped, keys, resampled)
     rows = []
     for group in grouped.iter_rows(named=True):
         row = {k: group[k] for k in keys}
@@ -205,6 +210,15 @@ def _why_missing(warnings: Sequence[str] | None) -> str:
     return next(said, "cost missing: the tool reported none").removeprefix("cost missing: ")
 
 
+def _nan_in(grouped: pl.DataFrame, metrics: Sequence[str]) -> bool:
+    """Whether a metric's sum in some group is NaN: a NaN among its values (or both
+    infinities), which a mean must read as missing."""
+    sums = [f"{m}_sum" for m in metrics if grouped.schema[f"{m}_sum"].is_float()]
+    if not sums:
+        return False
+    return bool(grouped.select(pl.any_horizontal(pl.col(sums).is_nan().any())).item())
+
+
 def _summaries(
     values: pl.LazyFrame, keys: Sequence[str], wanted: Sequence[str], rates: Collection[str]
 ) -> pl.LazyFrame:
@@ -223,7 +237,7 @@ def _summaries(
         if m not in rates:
             aggregations += [
                 x.std().alias(f"{m}_std"),
-                (x * (1 - x)).abs().max().eq(0).alias(f"{m}_binary"),  # 0 only at 0 and 1
+                ((x == 0) | (x == 1)).all().alias(f"{m}_binary"),
             ]
     noted = pl.col(NOTED_COLUMN).sum()  # the runs a cost note names, by group
     return values.group_by(keys).agg(pl.len().alias("runs"), noted, *aggregations).sort(keys)

@@ -135,6 +135,20 @@ def test_compare_takes_any_numeric_column_and_sums() -> None:
     assert "| trial sum |" in result.to_markdown().splitlines()[0] + "|"
 
 
+def test_a_nan_given_is_read_as_missing_and_zeros_and_ones_are_resampled_as_such() -> None:
+    """A frame's NaN (no stored run holds one) is a missing value, not a mean of NaN;
+    a metric whose values are all 0 or 1 gets a binomial interval, as numpy's does."""
+    runs = _runs([("a", "b1", t, 0.5, "pass") for t in range(1, 5)]).with_columns(
+        wall_s=pl.Series([1.0, float("nan"), 3.0, 1.0]),
+        cost_usd=pl.Series([0.0, 1.0, 1.0, 0.0]),
+    )
+    [row] = compare(runs, metrics=["wall", "cost"], sums=True).frame.to_dicts()
+    assert (row["wall_n"], row["wall_mean"], row["wall_sum"]) == (3, 5 / 3, 5.0)
+    expected = bootstrap_mean(np.array([0.0, 1.0, 1.0, 0.0]))
+    assert expected is not None and expected[2] == "bootstrap"
+    assert (row["cost_low"], row["cost_high"]) == pytest.approx(expected[:2])
+
+
 def test_compare_agrees_with_plain_numpy_whatever_the_order_of_the_runs() -> None:
     """Every group's mean, sum, count and interval, against numpy over each group's
     own values: a rate's Wilson interval, a bootstrap of 2 to 1,000 values (sorted
