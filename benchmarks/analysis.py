@@ -125,14 +125,16 @@ def pandas_compare(df: pd.DataFrame) -> int:
 
 
 def polars_metrics(runs: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
-    """The metrics `bk.compare` computes, written in bare polars (the floor: the
-    engine doing the same work, none of benchkit's code), the runs that did not
-    finish by the lab's doing left out."""
-    total = pl.when(pl.col("sites_total") > 0).then(pl.col("sites_total"))
-    ok = (pl.col("status") == "ok") & pl.col("test_verdict").is_in(["pass", "flaky-pass"])
+    """The metrics `bk.compare` computes, as it defines them, written in bare polars
+    (the floor: the engine doing the same work, none of benchkit's code), the runs
+    that did not finish by the lab's doing left out."""
+    total = pl.col("sites_total").cast(pl.Float64)
+    verdict, finished = pl.col("test_verdict"), pl.col("status") == "ok"
+    flaky_files = pl.col("flaky_files").list.len().fill_null(0) > 0
+    judged = verdict.is_not_null() | pl.col("flaky_files").is_not_null()
     return (
         runs.lazy()
-        .filter(~pl.col("status").is_in(list(STOPPED)))
+        .filter(~pl.col("status").is_in(list(STOPPED)).fill_null(False))
         .select(
             "arm",
             "executor",
@@ -140,31 +142,35 @@ def polars_metrics(runs: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
             "max_cost",
             "bench",
             "trial",
-            coverage=pl.col("sites_covered") / total,
-            matched=pl.col("sites_matched") / total,
+            coverage=pl.when(total > 0).then(pl.col("sites_covered") / total),
+            matched=pl.when(total > 0).then(pl.col("sites_matched") / total),
             unrelated=pl.col("sites_unrelated").cast(pl.Float64),
             cost=pl.col("cost_usd"),
             wall=pl.col("wall_s"),
-            **{"pass": ok.cast(pl.Float64)},
-            flaky=(pl.col("test_verdict") == "flaky-pass").cast(pl.Float64),
+            **{
+                "pass": pl.when(finished & verdict.is_null())
+                .then(None)
+                .otherwise(finished & verdict.is_in(["pass", "flaky-pass"]))
+                .cast(pl.Float64)
+            },
+            flaky=pl.when(judged).then((flaky_files | (verdict == "flaky-pass")).cast(pl.Float64)),
         )
     )
 
 
 def polars_compare(runs: pl.DataFrame | pl.LazyFrame) -> int:
-    """Per arm and executor, each metric's count, mean, sum and standard deviation
-    (all a normal interval needs: every group here is past a bootstrap's size)."""
-    aggregations = [
-        agg
-        for m in METRICS
-        for agg in (
-            pl.col(m).count().alias(f"{m}_n"),
-            pl.col(m).mean().alias(f"{m}_mean"),
-            pl.col(m).sum().alias(f"{m}_sum"),
-            pl.col(m).std().alias(f"{m}_std"),
-        )
-    ]
-    grouped = polars_metrics(runs).group_by("arm", "executor").agg(pl.len(), *aggregations)
+    """Per arm and executor, what a 95% interval of each metric needs: its count,
+    mean and sum, and of a metric not a rate its standard deviation and whether it is
+    all 0 or 1 (every group here is past a bootstrap's size)."""
+    aggregations = [pl.len()]
+    for m in METRICS:
+        x = pl.col(m)
+        aggregations += [x.count().alias(f"{m}_n"), x.mean().alias(f"{m}_mean")]
+        aggregations += [x.sum().alias(f"{m}_sum")]
+        if m not in ("pass", "flaky"):
+            aggregations += [x.std().alias(f"{m}_std")]
+            aggregations += [((x == 0) | (x == 1)).all().alias(f"{m}_binary")]
+    grouped = polars_metrics(runs).group_by("arm", "executor").agg(aggregations)
     return grouped.collect().height
 
 

@@ -41,7 +41,7 @@ from benchkit.analysis.stats import (
 )
 from benchkit.errors import UsageError
 from benchkit.gate.intervals import wilson  # one Wilson interval: the gate's
-from benchkit.store.query import RunsLike, runs_frame
+from benchkit.store.query import RunsLike, counted_runs, runs_frame
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def compare(
     rate, a bootstrap otherwise), and with `sums` each metric's sum. A metric is one
     of `DEFAULT_METRICS` or any numeric column. The runs as `bk.runs()` or
     `bk.pilot()` gave them."""
-    lazy = runs_frame(runs)
+    lazy, counted = counted_runs(runs)
     schema = lazy.collect_schema()
     keys = _group_keys(by, schema.names())
     available = metric_exprs(dict(schema))
@@ -110,13 +110,11 @@ def compare(
         return lazy.filter(~out).select(*keys, *exprs, noted.alias(NOTED_COLUMN))
 
     exprs = [available[m].alias(m) for m in wanted]
-    counted, grouped = pl.collect_all(
-        [lazy.select(pl.len()), _summaries(chosen(exprs), keys, wanted, rates)]
-    )
+    grouped = _summaries(chosen(exprs), keys, wanted, rates).collect()
     if _nan_in(grouped, wanted):  # a NaN given (never stored): read as missing, again
         exprs = [available[m].fill_nan(None).alias(m) for m in wanted]
         grouped = _summaries(chosen(exprs), keys, wanted, rates).collect()
-    left_out = int(counted.item()) - int(grouped["runs"].sum())
+    left_out = counted - int(grouped["runs"].sum())
     if grouped.is_empty():
         why = f": the {_counted(left_out, 'run')} given did not finish" if left_out else ""
         raise UsageError("compare", "", f"no runs to compare{why or ': the selection is empty'}")

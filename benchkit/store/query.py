@@ -250,27 +250,42 @@ def latest_attempts(rows: pl.LazyFrame) -> pl.LazyFrame:
     return rows.filter(pl.col("run_set").is_null() | attempt.is_null() | last)
 
 
-def _retried(runs: pl.DataFrame | pl.LazyFrame) -> bool:
-    """Whether a unit was run more than once (an attempt past the first): the window
-    that keeps each unit's latest (over seven columns, a tenth of a second on a
-    million runs) is skipped when none was, most stores' case. One column read."""
-    if "attempt" not in runs.collect_schema().names():
-        return False
-    most = runs.lazy().select(pl.col("attempt").max()).collect().item()
-    return isinstance(most, int) and most > 1
+def _latest(rows: pl.LazyFrame) -> tuple[pl.LazyFrame, int | None]:
+    """The rows without earlier attempts (`latest_attempts`), and how many they are
+    where the look counted them (None where not): the window that keeps each unit's
+    latest (over seven columns, a tenth of a second on a million runs) is skipped when
+    no unit was run more than once, most stores' case, as one look at the `attempt`
+    column says (the count read with it)."""
+    if "attempt" not in rows.collect_schema().names():
+        return rows, None
+    given, most = rows.select(pl.len(), pl.col("attempt").max()).collect().row(0)
+    if isinstance(most, int) and most > 1:
+        return latest_attempts(rows), None
+    return rows, int(given)
 
 
 def runs_frame(given: RunsLike, *, latest: bool = True) -> pl.LazyFrame:
     """Runs as a lazy frame of `runs` rows, whichever form they were given in; with
     `latest`, only the latest attempt of each unit of a run set."""
-    kept = latest_attempts if latest else (lambda rows: rows)
-    if isinstance(given, pl.DataFrame | pl.LazyFrame):  # a retry is looked for first
-        return kept(given.lazy()) if _retried(given) else given.lazy()
+    return _latest(_as_frame(given))[0] if latest else _as_frame(given)
+
+
+def counted_runs(given: RunsLike) -> tuple[pl.LazyFrame, int]:
+    """`runs_frame(given)` and how many runs it holds: one look at the runs for both
+    where no unit was run more than once."""
+    rows, count = _latest(_as_frame(given))
+    return rows, int(rows.select(pl.len()).collect().item()) if count is None else count
+
+
+def _as_frame(given: RunsLike) -> pl.LazyFrame:
+    """Runs as a lazy frame of `runs` rows, whichever form they were given in."""
+    if isinstance(given, pl.DataFrame | pl.LazyFrame):
+        return given.lazy()
     records = list(given)
     checks = dict.fromkeys(name for run in records for name in run.check_names)
     schema = table_schema("runs", checks)
     rows = [dict.fromkeys(schema.names) | run_row(run) for run in records]
-    return kept(rows_frame(rows, schema).lazy())
+    return rows_frame(rows, schema).lazy()
 
 
 SITES_BY = {  # a site's row as the `sites` table keeps who covered it

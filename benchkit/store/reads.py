@@ -78,15 +78,20 @@ def _warn_skipped(path: Path, exc: Exception | str) -> None:
         warnings.warn(message, StoreWarning, stacklevel=3)
 
 
-def readable(store: Path, table: str, files: list[Path]) -> tuple[list[Path], pa.Schema]:
+def readable(
+    store: Path, table: str, files: list[Path], footers: Footers | None = None
+) -> tuple[list[Path], pa.Schema]:
     """The files whose footer reads and whose columns agree with the table's declared
     ones and with each other, and their unified schema; the others are skipped with a
-    warning that names them."""
+    warning that names them. `footers`: the files' footers, read already."""
     unified = table_schema(table)
     kept = []
     for path in files:
         try:
-            schema = pq.read_schema(path)
+            footer = footers[path] if footers is not None else pq.read_metadata(path)
+            if isinstance(footer, Exception):
+                raise footer
+            schema = footer.schema.to_arrow_schema()
             stray = not_of(table, schema.names)
             if stray:
                 _warn_skipped(path, stray)
@@ -97,6 +102,20 @@ def readable(store: Path, table: str, files: list[Path]) -> tuple[list[Path], pa
             continue
         kept.append(path)
     return kept, unified
+
+
+Footers = dict[Path, "pq.FileMetaData | Exception"]
+
+
+def footers_of(files: list[Path]) -> Footers:
+    """Each file's footer, read once (what it cannot be read for, in its place)."""
+    footers: Footers = {}
+    for path in files:
+        try:
+            footers[path] = pq.read_metadata(path)
+        except Exception as exc:  # named by whoever reads it
+            footers[path] = exc
+    return footers
 
 
 def not_of(table: str, columns: list[str]) -> str | None:
@@ -214,12 +233,15 @@ def scan_table(store: Path, table: str, *, upgraded: bool = True) -> pl.LazyFram
     folder = store
     at_once = _listed_and_read(folder, table, loose_past=SCAN_AT_ONCE)
     if at_once is None:
-        scanned = _scanned(folder, table, _files(folder, table))
+        scanned, oldest = _scanned(folder, table, _files(folder, table))
     else:
         files, rows = at_once
-        parts = _scanned(folder, table, [f for f in files if f.name.startswith(PART)])
+        parts, oldest = _scanned(folder, table, [f for f in files if f.name.startswith(PART)])
+        loose = rows["schema_version"].min()
+        oldest = min(oldest, loose) if isinstance(loose, int) else oldest
         scanned = pl.concat([parts, rows.lazy()], how="diagonal_relaxed")
-    return upgrade(table, scanned) if upgraded else scanned
+    # the steps from the oldest version held: none for a store of this benchkit's
+    return upgrade(table, scanned, oldest=oldest) if upgraded else scanned
 
 
 def _listed_and_read(
@@ -247,11 +269,13 @@ def _listed_and_read(
     return None
 
 
-def _by_footer(folder: Path, table: str, files: list[Path]) -> pl.LazyFrame:
+def _by_footer(
+    folder: Path, table: str, files: list[Path], footers: Footers | None = None
+) -> pl.LazyFrame:
     """The files' rows, lazily, with the file of each (`FROM`), once each footer is
     read: those unreadable or of other types skipped with a warning. A lazy read
     leaves out the stray rows in `_scanned`."""
-    files, unified = readable(folder, table, files)
+    files, unified = readable(folder, table, files, footers)
     if not files:
         return _empty(table).with_columns(pl.lit(None, pl.String).alias(FROM))
     return pl.scan_parquet(
@@ -263,44 +287,51 @@ def _by_footer(folder: Path, table: str, files: list[Path]) -> pl.LazyFrame:
     )
 
 
-def _scanned(folder: Path, table: str, files: list[Path]) -> pl.LazyFrame:
+def _scanned(folder: Path, table: str, files: list[Path]) -> tuple[pl.LazyFrame, int]:
     """The files' rows as a lazy scan gives them (see `_by_footer`): the stray rows
     left out, each file that holds them named now, from a look at two columns of
-    each (a lazy scan reads parts and a few runs' own files this way)."""
-    rows = _by_footer(folder, table, files)
+    each (a lazy scan reads parts and a few runs' own files this way); and the
+    oldest schema version among them, as far as their footers say (1 where not)."""
+    footers = footers_of(files)
+    rows = _by_footer(folder, table, files, footers)
     key = TABLES[table][0].name
-    if _none_stray(key, files):  # by the footers' statistics: no column read
-        return rows.drop(FROM)
+    clean, oldest = _footers_say(key, footers)
+    if clean:  # by the footers' statistics: no column read
+        return rows.drop(FROM), oldest
     with contextlib.suppress(pl.exceptions.PolarsError, OSError):
         looked = rows.select(key, "schema_version", FROM).collect()
         _left_out(table, looked)  # its warnings
         if not (looked.height and looked.select(stray_rows(table).any()).item()):
-            return rows.drop(FROM)  # files never change once written: none at collect
-    return rows.filter(~stray_rows(table)).drop(FROM)
+            return rows.drop(FROM), oldest  # files never change once written: none at collect
+    return rows.filter(~stray_rows(table)).drop(FROM), oldest
 
 
-def _none_stray(key: str, files: list[Path]) -> bool:
-    """Whether the files' footers say that no row is stray: every row group's key and
-    `schema_version` without nulls, and no version past this benchkit's. False when a
-    footer does not say (a run's own file is written without statistics)."""
+def _footers_say(key: str, footers: Footers) -> tuple[bool, int]:
+    """Whether the files' footers say that no row is stray (every row group's key and
+    `schema_version` without nulls, and no version past this benchkit's), and the
+    oldest version they hold: (False, 1) where a footer does not say (a run's own
+    file is written without statistics)."""
+    oldest = SCHEMA_VERSION
     try:
-        for path in files:
-            meta = pq.ParquetFile(path).metadata
-            names = meta.schema.names
+        for footer in footers.values():
+            if isinstance(footer, Exception):
+                return False, 1
+            names = footer.schema.names
             if key not in names or "schema_version" not in names:
-                return False
+                return False, 1
             at = names.index(key), names.index("schema_version")
-            for group in range(meta.num_row_groups):
-                keyed, version = (meta.row_group(group).column(i).statistics for i in at)
+            for group in range(footer.num_row_groups):
+                keyed, version = (footer.row_group(group).column(i).statistics for i in at)
                 if keyed is None or version is None or not version.has_min_max:
-                    return False
+                    return False, 1
                 if keyed.null_count != 0 or version.null_count != 0:
-                    return False
+                    return False, 1
                 if version.max > SCHEMA_VERSION:
-                    return False
+                    return False, 1
+                oldest = min(oldest, int(version.min))
     except (OSError, pa.ArrowException):
-        return False
-    return True
+        return False, 1
+    return True, oldest
 
 
 def declared_schema(folder: Path, table: str) -> pa.Schema:
