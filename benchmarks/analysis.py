@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -325,6 +326,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 50_000])
     args = parser.parse_args()
+    print(f"1-minute load at the start: {os.getloadavg()[0]:.2f}")
     print("All runs below are SYNTHETIC (random figures in the runs schema).\n")
     with tempfile.TemporaryDirectory(prefix="benchkit-analysis-") as scratch:
         root = Path(scratch)
@@ -390,6 +392,8 @@ def main() -> None:
                 f"{size:>8,} {a:>11.3f} {b:>14.3f} {ratio:>6.1f}x"
                 f"   (target >= 10x: {'met' if ratio >= 10 else 'MISSED'})"
             )
+
+    print(f"1-minute load at the end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

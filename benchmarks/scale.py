@@ -56,6 +56,7 @@ def main() -> None:
     parser.add_argument("--benches", type=int, default=300)
     parser.add_argument("--runs", type=int, default=10_000)
     args = parser.parse_args()
+    print(f"1-minute load at the start: {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory(prefix="benchkit-scale-") as tmp:
         folder = Path(tmp)
         os.environ["BENCHKIT_CACHE"] = str(folder / "cache")
@@ -95,6 +96,8 @@ def main() -> None:
             f"{STATUS_TARGET_S:g} s: {verdict}); floor, a process reading them with "
             f"bk.runs(): {least:.2f} s ({shown / least:.2f}x), load {load()}"
         )
+
+    print(f"1-minute load at the end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

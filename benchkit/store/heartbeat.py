@@ -82,32 +82,44 @@ def read_beats(store: Path) -> dict[str, Beat]:
 
 
 class Heartbeat:
-    """A pilot's heartbeat: a daemon thread that writes it until `stop`."""
+    """A pilot's heartbeat: written once at its start, then by a daemon thread every
+    few seconds and at each stage until `stop`. A stage is told to the thread, never
+    written on the pilot's path (a write renamed over the last one can take
+    milliseconds: ext4 writes the file out first)."""
 
     def __init__(self, store: Path, beat: Beat) -> None:
         self._store, self._beat = store, beat
         self._lock = threading.Lock()
         self._stopped = threading.Event()
+        self._due = threading.Event()  # a stage told: the next beat now
         self._beating = threading.Thread(target=self._beat_on, daemon=True)
         self._write()
         self._beating.start()
 
-    def _write(self, stage: str | None = None) -> None:
+    def _write(self) -> None:
         now = datetime.now(UTC).isoformat()
         with self._lock:
-            self._beat = replace(self._beat, updated_at=now, stage=stage or self._beat.stage)
-            with contextlib.suppress(OSError):  # a full store: its run will say so
-                write_beat(self._store, self._beat)
+            self._beat = beat = replace(self._beat, updated_at=now)
+        with contextlib.suppress(OSError):  # a full store: its run will say so
+            write_beat(self._store, beat)
 
     def _beat_on(self) -> None:
-        while not self._stopped.wait(interval()):
+        while True:
+            self._due.wait(interval())
+            if self._stopped.is_set():
+                return
+            self._due.clear()
             self._write()
 
     def stage(self, name: str) -> None:
-        self._write(name)
+        """The pilot's stage, beaten at once by the thread."""
+        with self._lock:
+            self._beat = replace(self._beat, stage=name)
+        self._due.set()
 
     def stop(self) -> None:
         """No more beats; the file removed."""
         self._stopped.set()
+        self._due.set()
         self._beating.join(timeout=5)
         (_folder(self._store) / f"{self._beat.run_id}.json").unlink(missing_ok=True)

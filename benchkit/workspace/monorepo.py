@@ -14,8 +14,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
-import yaml
-
 PNPM_WORKSPACE = "pnpm-workspace.yaml"
 PACKAGE = "package.json"
 
@@ -30,6 +28,8 @@ def package_globs(files: Mapping[str, str]) -> tuple[str, ...]:
     `{packages: [...]}`); none for a repository that is not a workspace. Raises
     `WorkspaceError`."""
     if PNPM_WORKSPACE in files:
+        import yaml  # here: a pilot of a bench that is no pnpm workspace never needs it
+
         try:
             said = yaml.safe_load(files[PNPM_WORKSPACE]) or {}
         except yaml.YAMLError as exc:
