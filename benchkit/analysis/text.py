@@ -80,8 +80,8 @@ def columns(rows: Sequence[Mapping[str, Any]], every: bool = False) -> list[str]
     """The table's columns: the spec columns that tell the rows apart, or with `every`
     (a store's runs) all of `STORE_COLUMNS`."""
     checks: list[str] = []
-    for row in rows:
-        checks += [c for c in check_names(row) if c not in checks]
+    for keys in dict.fromkeys(tuple(row) for row in rows):  # a frame's rows: one set of keys
+        checks += [c for c in check_names(dict.fromkeys(keys)) if c not in checks]
     shown = STORE_COLUMNS if every else ("arm", *varying(rows))
     return [
         "run_id",

@@ -32,8 +32,8 @@ from benchkit.store.reads import (
     merged_imports,
     read_arrow,
     read_at_once,
-    read_table,
     readable,
+    scan_table,
     stray_files,
     stray_rows,
 )
@@ -67,7 +67,14 @@ def compact(store: Path, *, least: int = 2, wait: bool = True) -> dict[str, int]
 
 def _compacted(store: Path, least: int) -> dict[str, int]:
     merged: dict[str, int] = {}
-    runs = read_table(store, "runs")
+    loose = {  # the runs some loose file is of: their rows only, not a large store's all
+        f.stem
+        for table, columns in TABLES.items()
+        if columns[0].name == "run_id"
+        for f in all_files(store, table)
+        if not f.name.startswith((PART, IMPORTED))
+    }
+    runs = scan_table(store, "runs").filter(pl.col("run_id").is_in(list(loose))).collect()
     finished = set(runs.filter(pl.col("status") != "running")["run_id"].to_list())
     for table in TABLES:
         everything = all_files(store, table)
@@ -75,12 +82,12 @@ def _compacted(store: Path, least: int) -> dict[str, int]:
         own = [f for f in everything if not f.name.startswith(PART)]
         for leftover in [f for f in own if f.stem in held]:
             leftover.unlink(missing_ok=True)  # merged before, not removed then
-        loose = [f for f in own if f.stem not in held]
-        merged[table] = _merge_imports(store, [f for f in loose if _mergeable_import(f)], least)
+        left = [f for f in own if f.stem not in held]
+        merged[table] = _merge_imports(store, [f for f in left if _mergeable_import(f)], least)
         if TABLES[table][0].name == "run_id":  # a run's: once it is finished
-            candidates = [f for f in loose if f.stem in finished]
+            candidates = [f for f in left if f.stem in finished]
         else:  # an A/B's, a probe's: written whole, once
-            candidates = loose
+            candidates = left
         if len(candidates) < max(least, 1):
             continue
         read = _read_already(runs, candidates) if table == "runs" else None
