@@ -295,13 +295,15 @@ def test_one_name_where_an_experiment_file_takes_a_list_is_a_list_of_one(tmp_pat
     )
 
 
-STAGES = "prepare environment baseline execute verify ci score record cleanup".split()
+STAGES = ("prepare", "environment", "baseline", "execute", "verify", "ci", "score")
+STAGES_AFTER = ("record", "cleanup")  # a pilot's stages, in their order
 
 
 def _beaten(store: Store, run_id: str, stage: str) -> bool:
     """Whether the run's heartbeat says this stage or a later one before its run ends
     (a stage is beaten by the heartbeat's thread, just after the pilot tells it)."""
-    later = STAGES[STAGES.index(stage) :]
+    stages = (*STAGES, *STAGES_AFTER)
+    later = stages[stages.index(stage) :]
     deadline = time.monotonic() + PATIENCE_S
     while time.monotonic() < deadline:
         beat = store.beats().get(run_id)
