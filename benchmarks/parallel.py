@@ -59,7 +59,9 @@ def main() -> None:
         os.environ["BENCHKIT_CACHE"] = str(Path(scratch) / "cache")
         warm = Path(scratch) / "warm"
         pilot = [cli, "pilot", "--bench", "demo", "--quiet"]
-        subprocess.run([*pilot, "--arm", "noop", "--store", str(warm)], check=True)
+        subprocess.run(
+            [*pilot, "--arm", "noop", "--store", str(warm)], check=True, capture_output=True
+        )
         matrix = [*pilot, *(f"--arm={arm}" for arm in ARMS), "--trials", str(args.trials)]
 
         def timed(label: str, round_: int) -> None:
