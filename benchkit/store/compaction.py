@@ -67,17 +67,17 @@ def compact(store: Path, *, least: int = 2, wait: bool = True) -> dict[str, int]
 
 def _compacted(store: Path, least: int) -> dict[str, int]:
     merged: dict[str, int] = {}
+    listed = {table: all_files(store, table) for table in TABLES}  # each folder listed once
     loose = {  # the runs some loose file is of: their rows only, not a large store's all
         f.stem
         for table, columns in TABLES.items()
         if columns[0].name == "run_id"
-        for f in all_files(store, table)
+        for f in listed[table]
         if not f.name.startswith((PART, IMPORTED))
     }
     runs = scan_table(store, "runs").filter(pl.col("run_id").is_in(list(loose))).collect()
     finished = set(runs.filter(pl.col("status") != "running")["run_id"].to_list())
-    for table in TABLES:
-        everything = all_files(store, table)
+    for table, everything in listed.items():
         held = compacted_ids(table, [f for f in everything if f.name.startswith(PART)])
         own = [f for f in everything if not f.name.startswith(PART)]
         for leftover in [f for f in own if f.stem in held]:
@@ -101,7 +101,7 @@ def _compacted(store: Path, least: int) -> dict[str, int]:
     return merged
 
 
-def _mergeable_import(path: Path) -> bool:
+def _mergeable_import(path: Path | os.DirEntry[str]) -> bool:
     """An import's file small enough to merge (a large one reads as fast as a part)."""
     if not path.name.startswith(IMPORTED):
         return False
@@ -109,6 +109,16 @@ def _mergeable_import(path: Path) -> bool:
         return path.stat().st_size < IMPORT_MERGED_BELOW
     except OSError:
         return False
+
+
+def _imports_note(imports: list[tuple[str, int]]) -> dict[str, str]:
+    """A part's footer note of the imports it holds, from each import's name and rows
+    in the part's order: where each one's rows begin, and how many."""
+    held, row = {}, 0
+    for name, rows in imports:
+        held[name] = [row, rows]
+        row += rows
+    return {IMPORTS_NOTE: json.dumps(held)} if held else {}
 
 
 def _merge_imports(store: Path, imports: list[Path], least: int) -> int:
@@ -119,14 +129,10 @@ def _merge_imports(store: Path, imports: list[Path], least: int) -> int:
     files, combined = _combined(store, "runs", imports)
     if combined is None or len(files) < least:
         return 0
-    held, row = {}, 0
-    for f in files:
-        rows = pq.read_metadata(f).num_rows
-        held[f.stem] = [row, rows]
-        row += rows
-    if row != combined.num_rows:  # a file changed under the lock: merge none
+    counts = [(f.stem, pq.read_metadata(f).num_rows) for f in files]
+    if sum(rows for _, rows in counts) != combined.num_rows:  # a file changed: merge none
         return 0
-    write_arrow(store, "runs", part_name(), combined, notes={IMPORTS_NOTE: json.dumps(held)})
+    write_arrow(store, "runs", part_name(), combined, notes=_imports_note(counts))
     for f in files:
         f.unlink(missing_ok=True)
     return len(files)
@@ -152,13 +158,8 @@ def drop_imports(store: Path, names: list[str]) -> bool:
         if not rest.num_rows:
             part.unlink(missing_ok=True)
             continue
-        still, row = {}, 0
-        for name, (_, rows) in sorted(
-            ((n, r) for n, r in held.items() if n not in names), key=lambda item: item[1][0]
-        ):
-            still[name] = [row, rows]
-            row += rows
-        notes = {IMPORTS_NOTE: json.dumps(still)} if still else None
+        still = sorted(((n, r) for n, r in held.items() if n not in names), key=lambda i: i[1][0])
+        notes = _imports_note([(name, rows) for name, (_, rows) in still])
         write_arrow(store, "runs", part.stem, rest.combine_chunks(), notes=notes)
     return dropped
 
@@ -219,6 +220,4 @@ def _to_merge(folder: Path) -> int:
             names = [e for e in entries if e.name.endswith(".parquet") and e.name[0] != PART[0]]
     except OSError:
         return 0
-    return sum(
-        1 for e in names if not e.name.startswith(IMPORTED) or _mergeable_import(Path(e.path))
-    )
+    return sum(1 for e in names if not e.name.startswith(IMPORTED) or _mergeable_import(e))
