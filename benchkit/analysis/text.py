@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -111,26 +111,56 @@ def _of(part: object, total: object) -> str:
     return "-" if part is None else f"{part}/{_text(total)}"
 
 
-def cells(row: Mapping[str, Any], header: Sequence[str]) -> list[str]:
+def _status_cell(row: Mapping[str, Any]) -> str:
+    kind = row.get("failure_kind")
+    return _text(row.get("status")) + (f" ({kind})" if kind else "")
+
+
+def _wall_cell(row: Mapping[str, Any]) -> str:
     wall = row.get("wall_s")
-    fixed = {
-        **{c: _text(row.get(c)) for c in STORE_COLUMNS},
-        "run_id": _text(row.get("run_id")),
-        "trial": _text(row.get("trial")),
-        "status": _text(row.get("status"))
-        + (f" ({row['failure_kind']})" if row.get("failure_kind") else ""),
-        "gate": _text(row.get("test_verdict")),
-        "resolved": _text(resolved_word(row)),
-        "tampered": _text(len(row.get("tampered") or []) or None),
-        "cost": run_cost(row),
-        "covered": _of(row.get("sites_covered"), row.get("sites_total")),
-        "matched": _of(row.get("sites_matched"), row.get("sites_total")),
-        "unrelated": _text(row.get("sites_unrelated")),
-        "recall": _ratio(row.get("files_recall")),
-        "precision": _ratio(row.get("files_precision")),
-        "wall_s": "-" if wall is None else f"{wall:.1f}",
-    }
-    return [fixed[h] if h in fixed else _check_cell(row, h) for h in header]
+    return "-" if wall is None else f"{wall:.1f}"
+
+
+def _plain(column: str) -> Callable[[Mapping[str, Any]], str]:
+    return lambda row: _text(row.get(column))
+
+
+_CELLS: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    **{c: _plain(c) for c in (*STORE_COLUMNS, "run_id", "trial")},
+    "status": _status_cell,
+    "gate": lambda row: _text(row.get("test_verdict")),
+    "resolved": lambda row: _text(resolved_word(row)),
+    "tampered": lambda row: _text(len(row.get("tampered") or []) or None),
+    "cost": run_cost,
+    "covered": lambda row: _of(row.get("sites_covered"), row.get("sites_total")),
+    "matched": lambda row: _of(row.get("sites_matched"), row.get("sites_total")),
+    "unrelated": lambda row: _text(row.get("sites_unrelated")),
+    "recall": lambda row: _ratio(row.get("files_recall")),
+    "precision": lambda row: _ratio(row.get("files_precision")),
+    "wall_s": _wall_cell,
+}
+
+
+def cells(row: Mapping[str, Any], header: Sequence[str]) -> list[str]:
+    """A run's cells under `header`: a fixed column's text, else a check's."""
+    return [_CELLS[h](row) if h in _CELLS else _check_cell(row, h) for h in header]
+
+
+ROW_FIELDS = (  # what `table` and `tests_block` read of a run, besides its checks'
+    *STORE_COLUMNS,
+    *("run_id", "trial", "status", "failure_kind", "test_verdict", "test_reasons", "resolved"),
+    *("tampered", "cost_usd", "cost_source", "sites_covered", "sites_matched", "sites_total"),
+    *("sites_unrelated", "files_recall", "files_precision", "wall_s", "rerun_stats"),
+    *("flaky_files", "first_failures", "regression_files", "regressions"),
+    *("preexisting_files", "missing_files", "removed_tests"),
+)
+
+
+def row_fields(names: Sequence[str]) -> list[str]:
+    """Of a runs frame's columns, those its table and tests block read: a frame of a
+    hundred columns made into rows costs a command more than its read."""
+    wanted = set(ROW_FIELDS)
+    return [n for n in names if n in wanted or n.endswith(("_status", "_count"))]
 
 
 def table(rows: Sequence[Mapping[str, Any]], every: bool = False) -> str:

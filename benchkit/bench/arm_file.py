@@ -187,7 +187,7 @@ class ArmFile(Strict):
 class ArmDefinition(BaseModel):
     """A loaded arm file and the folder it came from."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     file: ArmFile
     path: Path

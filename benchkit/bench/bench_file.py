@@ -281,7 +281,7 @@ class BenchFile(Strict):
 class Bench(BaseModel):
     """A loaded bench: the validated file and the folder it came from."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     file: BenchFile
     path: Path  # the bench.toml

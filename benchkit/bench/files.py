@@ -56,7 +56,7 @@ Seconds = Annotated[float, Field(strict=True, allow_inf_nan=False, le=LONGEST_S)
 class Strict(BaseModel):
     """A file's model: unknown keys are errors, values cannot change."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
 def _field(loc: tuple[int | str, ...]) -> str:

@@ -46,7 +46,7 @@ class PriceFile(Strict):
 class PriceTable(BaseModel):
     """The prices a pilot computes costs with: the bundled table, the user's added."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     models: dict[str, Price]
     dated: dict[str, str]  # by model: the table it came from, as a run names it

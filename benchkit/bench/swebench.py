@@ -33,7 +33,7 @@ from benchkit.errors import BenchError, UsageError
 class Keyed(BaseModel):
     """A row of SWE-bench's files: one instance's."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
     instance_id: Annotated[str, Field(min_length=1)]
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 import benchkit
+from benchkit.analysis.text import row_fields
 from benchkit.analysis.text import status as status_text
 from benchkit.cli.options import none_kept, pairs, print_runs, read_store, store_option
 
@@ -40,7 +41,7 @@ def runs(
     if frame.is_empty():
         click.echo(none_kept(every, chosen), err=True)
         return
-    print_runs(frame.to_dicts(), every=True)
+    print_runs(frame.select(row_fields(frame.columns)).to_dicts(), every=True)
 
 
 @click.command()
