@@ -141,9 +141,14 @@ _CELLS: dict[str, Callable[[Mapping[str, Any]], str]] = {
 }
 
 
+def _cell(column: str) -> Callable[[Mapping[str, Any]], str]:
+    """How a column's cell is made of a run: a fixed column's text, else a check's."""
+    return _CELLS.get(column) or (lambda row: _check_cell(row, column))
+
+
 def cells(row: Mapping[str, Any], header: Sequence[str]) -> list[str]:
-    """A run's cells under `header`: a fixed column's text, else a check's."""
-    return [_CELLS[h](row) if h in _CELLS else _check_cell(row, h) for h in header]
+    """A run's cells under `header`."""
+    return [_cell(h)(row) for h in header]
 
 
 ROW_FIELDS = (  # what `table` and `tests_block` read of a run, besides its checks'
@@ -167,13 +172,11 @@ def table(rows: Sequence[Mapping[str, Any]], every: bool = False) -> str:
     """An aligned text table, one line per run; checks read `status(count)`; with
     `every`, all of `STORE_COLUMNS`."""
     header = columns(rows, every)
-    body = [cells(row, header) for row in rows]
-    widths = [
-        max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)
-    ]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
-    return "\n".join(line.rstrip() for line in lines)
+    made = [_cell(h) for h in header]
+    body = [[make(row) for make in made] for row in rows]
+    widths = [max(map(len, column)) for column in zip(header, *body, strict=True)]
+    line = "  ".join(f"{{:<{w}}}" for w in widths).format
+    return "\n".join(line(*r).rstrip() for r in [header, *body])
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
