@@ -10,11 +10,12 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from benchkit.bench.files import Strict, validated
 from benchkit.errors import ArmError
@@ -43,10 +44,10 @@ class PriceFile(Strict):
     models: dict[str, Price] = Field(default_factory=dict)
 
 
-class PriceTable(BaseModel):
-    """The prices a pilot computes costs with: the bundled table, the user's added."""
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
+@dataclass(frozen=True)
+class PriceTable:
+    """The prices a pilot computes costs with: the bundled table, the user's added
+    (each `Price` validated as its file was read)."""
 
     models: dict[str, Price]
     dated: dict[str, str]  # by model: the table it came from, as a run names it
