@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 import benchkit
+from benchkit.analysis.text import row_fields, table, tests_block
 from benchkit.bench.find import find_bench
 from benchkit.bench.sites import human_sites, parse_diff
 from benchkit.workspace.git import diff
@@ -240,3 +241,15 @@ def test_the_simulated_agent_is_seeded_and_says_so(tmp_path: Path) -> None:
     assert set(runs["arm"]) == {"simulated-agent"}
     assert runs["cost_source"].to_list() == ["reported", "reported"]
     assert runs.columns.count("lint_status") == 0  # only the checks asked for
+
+
+def test_benchkit_runs_reads_every_column_its_table_shows(demo_runs: pl.DataFrame) -> None:
+    """`benchkit runs` makes rows of the columns `row_fields` names only (a hundred
+    columns made into rows cost more than the read): its table and tests block are
+    those of every column, flaky, regression, tampered and cost alike."""
+    every = demo_runs.to_dicts()
+    read = demo_runs.select(row_fields(demo_runs.columns)).to_dicts()
+    assert table(read, every=True) == table(every, every=True)
+    assert tests_block(read) == tests_block(every)
+    assert "flaky tests/test_clock.py" in tests_block(read)  # what the block is made of
+    assert "tampered tests/test_report.py (edited)" in tests_block(read)
