@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 import benchkit
-from benchkit.analysis.text import row_fields, table, tests_block
+from benchkit.analysis import text
 from benchkit.bench.find import find_bench
 from benchkit.bench.sites import human_sites, parse_diff
 from benchkit.workspace.git import diff
@@ -248,8 +248,9 @@ def test_benchkit_runs_reads_every_column_its_table_shows(demo_runs: pl.DataFram
     columns made into rows cost more than the read): its table and tests block are
     those of every column, flaky, regression, tampered and cost alike."""
     every = demo_runs.to_dicts()
-    read = demo_runs.select(row_fields(demo_runs.columns)).to_dicts()
-    assert table(read, every=True) == table(every, every=True)
-    assert tests_block(read) == tests_block(every)
-    assert "flaky tests/test_clock.py" in tests_block(read)  # what the block is made of
-    assert "tampered tests/test_report.py (edited)" in tests_block(read)
+    read = demo_runs.select(text.row_fields(demo_runs.columns)).to_dicts()
+    assert text.table(read, every=True) == text.table(every, every=True)
+    block = text.tests_block(read)
+    assert block == text.tests_block(every)
+    assert "flaky tests/test_clock.py" in block  # what the block is made of
+    assert "tampered tests/test_report.py (edited)" in block
