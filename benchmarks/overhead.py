@@ -61,7 +61,7 @@ COMMAND_IMPORTS = (
     "import benchkit.cli, benchkit.run.launch, benchkit.run.pilot, benchkit.run.launchers"
 )
 FLOOR_IMPORTS = "import polars, pyarrow.parquet"
-LIBRARY_IMPORTS = "import polars, pyarrow.parquet, click, pydantic"  # what a command needs
+LIBRARY_IMPORTS = f"{FLOOR_IMPORTS}, click, pydantic"  # the libraries a command needs
 
 
 def _child(out: Path, argv: list[str]) -> None:

@@ -17,6 +17,7 @@ import pytest
 import benchkit
 from benchkit.bench.experiment_file import experiment
 from benchkit.errors import SetError, UsageError
+from benchkit.records import PHASES
 from benchkit.run.events import Event, Planned, Recorded, StageBegun
 from benchkit.store.query import runs_frame
 from benchkit.store.store import Store
@@ -295,15 +296,13 @@ def test_one_name_where_an_experiment_file_takes_a_list_is_a_list_of_one(tmp_pat
     )
 
 
-STAGES = ("prepare", "environment", "baseline", "execute", "verify", "ci", "score")
-STAGES_AFTER = ("record", "cleanup")  # a pilot's stages, in their order
+STAGES = (*PHASES, "cleanup")  # a pilot's stages, in their order: cleanup after its record
 
 
 def _beaten(store: Store, run_id: str, stage: str) -> bool:
     """Whether the run's heartbeat says this stage or a later one before its run ends
     (a stage is beaten by the heartbeat's thread, just after the pilot tells it)."""
-    stages = (*STAGES, *STAGES_AFTER)
-    later = stages[stages.index(stage) :]
+    later = STAGES[STAGES.index(stage) :]
     deadline = time.monotonic() + PATIENCE_S
     while time.monotonic() < deadline:
         beat = store.beats().get(run_id)
