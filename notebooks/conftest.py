@@ -9,8 +9,9 @@ the session ends (under xdist, the controller's, once every worker is done).
 
 A notebook's kernel starts with the suite's own places, as the tests have them (see
 `tests/conftest.py`): a benchkit cache of its own whose built environments are the
-run's shared ones (the demo's, built once for the tests and the notebooks alike), and
-the run's uv and npm caches; never the user's.
+run's shared ones (the demo's, built once for the tests and the notebooks alike), the
+run's uv and npm caches, and an IPython folder of its own (its history, its profile);
+never the user's (`~/.ipython` took every test kernel's history).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
         mp.setenv("BENCHKIT_CACHE", str(a_cache(factory, environments)))
         for name, value in package_caches(factory).items():
             mp.setenv(name, value)
+        mp.setenv("IPYTHONDIR", str(factory.mktemp("ipython")))
         return (yield)
 
 
