@@ -33,14 +33,15 @@ lint: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
-# both cores, a file's tests on one worker (a notebook's cells share one kernel, a module
+# three workers on the two cores (pytest waits on its subprocesses a tenth of the time with
+# two), a file's tests on one worker (a notebook's cells share one kernel, a module
 # fixture is made once); the files of the longest tests first, in the order
 # tests/conftest.py gives them (xdist would hand them out by their count of tests).
-# lint and docs run beside pytest, which waits on its subprocesses a third of the time:
-# their output comes after pytest's, and either failing fails make test
+# lint and docs run beside pytest: their output comes after pytest's, and either failing
+# fails make test
 test: $(STAMP)
 	@$(MAKE) --no-print-directory lint docs > $(VENV)/lint.log 2>&1 & lint=$$!; \
-	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=15; \
+	$(BIN)/python -m pytest -n 3 --dist loadfile --no-loadscope-reorder --durations=15; \
 	tests=$$?; wait $$lint; linted=$$?; cat $(VENV)/lint.log; \
 	test $$linted -eq 0 || echo "make test: lint or docs failed (above)"; \
 	test $$tests -eq 0 && test $$linted -eq 0
