@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 SETTLE_S = 0.05  # what a command that exited leaves has this long to end of itself
+KILL_PATIENCE_S = 60.0  # how long a SIGKILLed process is waited for to end: a guard
 
 
 def group_members(pgid: int) -> list[int]:
@@ -63,15 +64,25 @@ def stop_marked(mark: bytes) -> int:
     return killed(marked(mark))
 
 
-def killed(pids: Iterable[int]) -> int:
-    """SIGKILL each process (one gone meanwhile, or not ours, passed over); how many
-    were asked."""
-    count = 0
-    for pid in pids:
-        count += 1
+def killed(pids: Iterable[int], patience_s: float = KILL_PATIENCE_S) -> int:
+    """SIGKILL each process (one gone meanwhile, or not ours, passed over), then wait
+    until they have ended: a SIGKILL is delivered at once but done when the process has
+    given back its memory (10 ms for 512 MB, longer on a busy machine), and until then
+    it may finish a write into a folder the caller removes next. How many were asked."""
+    asked = {pid: process_start(pid) for pid in pids}
+    sent = {}
+    for pid, start in asked.items():
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
-    return count
+            sent[pid] = start
+    deadline = time.monotonic() + patience_s
+    pause = 0.0005
+    while any(alive(pid, start) for pid, start in sent.items() if start is not None):
+        if time.monotonic() >= deadline:
+            break  # one in the kernel's hands (a hung disk): stopped, if not yet ended
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+    return len(asked)
 
 
 def group_left(pgid: int, settle_s: float = SETTLE_S) -> bool:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from benchkit.run.liveness import lives
 from benchkit.store.heartbeat import STALE_AFTER_S, Beat
-from benchkit.workspace.processes import process_start
+from benchkit.workspace.processes import alive, process_start, stop_marked
 
 
 def _beat(age_s: float, now: datetime) -> Beat:
@@ -33,3 +35,26 @@ def test_on_another_host_a_heartbeat_tells_and_without_one_the_owner_is_honoured
     stale = _beat(STALE_AFTER_S + 1, now)
     assert not lives("elsewhere", 1, None, beats=True, beat=stale, now=now)
     assert not lives("elsewhere", 1, None, beats=True, beat=None, now=now)  # never written
+
+
+def test_a_process_stop_marked_has_ended_when_it_returns(tmp_path: Path) -> None:
+    """SIGKILL is delivered, not done: a process with memory to give back runs on
+    for milliseconds after it (512 MB: about 10 ms here). `stop_marked` returns once
+    what it stopped has ended, so that what it stopped cannot still write to a folder
+    its caller removes next (the build sweep of `benchkit env list`)."""
+    mark = f"BENCHKIT_TEST_MARK={tmp_path.name}"
+    code = "b = bytearray(512 * 2**20); print('ready', flush=True); import time; time.sleep(3600)"
+    big = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        env={**os.environ, mark.split("=")[0]: mark.split("=")[1]},
+        text=True,
+    )
+    try:
+        assert big.stdout is not None and big.stdout.readline() == "ready\n"
+        started = process_start(big.pid)
+        assert stop_marked(mark.encode()) == 1
+        assert not alive(big.pid, started), "the stopped process still runs"
+    finally:
+        big.kill()
+        big.wait()
