@@ -100,10 +100,14 @@ def _isolated(
 
 def a_cache(tmp_path_factory: pytest.TempPathFactory, environments: Path | None) -> Path:
     """A new benchkit cache, its built environments those of `environments` (None:
-    its own)."""
+    its own, and its own memo of the Pythons found). Else the memo of `uv python find`'s
+    answers is the run's: a tenth of a CPU-second a test saved, its pyenv shims run
+    again each time otherwise (the memo's own test uses a cache of its own)."""
     cache = tmp_path_factory.mktemp("cache")
     if environments is not None:
         (cache / "envs").symlink_to(environments, target_is_directory=True)
+        pythons = shared_folder(tmp_path_factory, "shared-pythons")
+        (cache / "pythons").symlink_to(pythons, target_is_directory=True)
     return cache
 
 
