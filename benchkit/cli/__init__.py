@@ -10,12 +10,14 @@ import click
 import benchkit
 from benchkit.cli import analysis, benches, change, env, matrix, runs, swebench
 from benchkit.cli.options import Benchkit
+from benchkit.workspace.processes import exits_quickly
 
 
 @click.group(cls=Benchkit)
 @click.version_option(benchkit.__version__, prog_name="benchkit")
 def main() -> None:
     """Rerun AI coding tools on benchmark repositories and keep every figure."""
+    exits_quickly()
     warnings.simplefilter("always")
     warnings.formatwarning = lambda message, *_args, **_kw: f"benchkit: warning: {message}\n"
 

@@ -18,6 +18,7 @@ from benchkit.run.launcher import Launched, Launcher, Serial
 from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import Plan
 from benchkit.store.store import Store
+from benchkit.workspace.processes import exits_quickly
 from benchkit.workspace.signals import Terminated, terminated, worker_started
 
 _EVENTS: list[Sink] = []  # in a worker process: where its pilot's events go
@@ -28,6 +29,7 @@ _PARENT: list[int] = []  # in a worker process: the benchkit that started it
 
 def _worker_started(told: multiprocessing.Queue[Event]) -> None:
     worker_started()
+    exits_quickly()
     _EVENTS[:] = [told.put]
     _PARENT[:] = [os.getppid()]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -188,3 +190,41 @@ def test_the_api_takes_lists_for_a_matrix(tiny: TinyRepo, tmp_path: Path) -> Non
         tiny.bench_dir, arm="noop", model=["a", "b"], trials=2, store=tmp_path / "s"
     )
     assert [(r.spec.model, r.spec.trial) for r in runs] == [("a", 1), ("a", 2), ("b", 1), ("b", 2)]
+
+
+ENDING = """\
+import atexit, gc, sys
+from pathlib import Path
+
+marker = Path(sys.argv[1])
+said = lambda: marker.write_text(f"{marker.read_text()}frozen {gc.get_freeze_count() > 0}")
+atexit.register(said)  # before the command's own: run after it
+
+class Cycle:
+    def __del__(self):
+        marker.write_text("finalized ")
+
+from benchkit.cli import main
+
+def garbage():
+    cycle = Cycle()
+    cycle.me = cycle  # unreachable once this returns: only a collection finds it
+
+gc.disable()  # no collection before the command's end
+garbage()
+main(["benches"])
+"""
+
+
+def test_a_command_ends_with_its_objects_frozen_and_its_garbage_finalized(tmp_path: Path) -> None:
+    """A command's end does not walk every object polars and pyarrow made (frozen, the
+    interpreter's last collections pass over them), and what was garbage is still
+    collected first: a finalizer of an unreachable cycle runs, as at any exit."""
+    marker = tmp_path / "marker"
+    marker.write_text("")
+    done = subprocess.run(
+        [sys.executable, "-c", ENDING, str(marker)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("demo ")
+    assert marker.read_text() == "finalized frozen True"
