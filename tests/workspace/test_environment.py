@@ -504,6 +504,37 @@ def test_the_found_python_is_remembered_until_a_path_folder_changes(
     environment._system_python.cache_clear()
 
 
+def test_a_remembered_python_is_not_run_again_until_its_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each command ran the remembered Python to ask its version (a fortieth of a
+    CPU-second a pilot): not while the program is the interpreter itself and its file
+    the one that was run (device, inode, size, time). A program replaced is run again,
+    and one that is not a Python any more is found again by uv."""
+    from benchkit.workspace import venv as environment
+
+    monkeypatch.setenv("BENCHKIT_CACHE", str(tmp_path / "cache"))
+    environment._system_python.cache_clear()
+    version, path = environment._system_python("3.11")
+    memo = environment._python_memo("3.11")
+    assert memo.read_text().split("\n")[:3] == [path, version, path]  # then its stamp
+    ran = tmp_path / "ran"
+    program = tmp_path / "python-or-not"
+    program.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    program.chmod(0o755)
+    stamp = environment._stamp(str(program))
+    memo.write_text(f"{program}\n3.11.99\n{program}\n{stamp}\n")
+    environment._system_python.cache_clear()
+    assert environment._system_python("3.11") == ("3.11.99", str(program))
+    assert not ran.exists()  # the memo's word, the program not run
+    stat = program.stat()
+    os.utime(program, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # replaced
+    environment._system_python.cache_clear()
+    assert environment._system_python("3.11") == (version, path)  # found again
+    assert ran.exists()
+    environment._system_python.cache_clear()
+
+
 def test_a_bench_installed_editable_validates(tmp_path: Path) -> None:
     """Validation makes an editable install on each side, as a pilot does: its log
     has a folder to go in."""
