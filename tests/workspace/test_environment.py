@@ -507,8 +507,8 @@ def test_the_found_python_is_remembered_until_a_path_folder_changes(
 def test_a_remembered_python_is_not_run_again_until_its_file_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each command ran the remembered Python to ask its version (a fortieth of a
-    CPU-second a pilot): not while the program is the interpreter itself and its file
+    """Each command ran the remembered Python to ask its version (0.03 CPU-s a
+    pilot command): not while the program is the interpreter itself and its file
     the one that was run (device, inode, size, time). A program replaced is run again,
     and one that is not a Python any more is found again by uv."""
     from benchkit.workspace import venv as environment
