@@ -12,6 +12,7 @@ import os
 import signal
 import time
 from collections.abc import Iterable
+from functools import cache
 from pathlib import Path
 
 SETTLE_S = 0.05  # what a command that exited leaves has this long to end of itself
@@ -138,6 +139,7 @@ def _signal_zero(pid: int) -> bool:
     return True
 
 
+@cache
 def exits_quickly() -> None:
     """This process (a benchkit command, a worker of its) ends without walking every
     object polars, pyarrow and numpy made: at its exit, once the handlers registered
@@ -146,12 +148,7 @@ def exits_quickly() -> None:
     frozen (`gc.freeze`), so the interpreter's last collections pass over it. Objects
     are still released, files closed. 0.03 to 0.05 CPU-s of every command's end. Once
     a process, however often asked (the command group called in-process)."""
-    if not _FREEZING:
-        _FREEZING.append(True)
-        atexit.register(_frozen)
-
-
-_FREEZING: list[bool] = []  # whether this process ends frozen (`exits_quickly`)
+    atexit.register(_frozen)
 
 
 def _frozen() -> None:

@@ -104,19 +104,21 @@ def _system_python(wanted: str) -> tuple[str, str]:
     tell: a remembered answer of `uv python find` names a program, not a version; not
     run again while the program is the very file that was run, unchanged since)."""
     memo = _python_memo(wanted)
+    said = ""
     try:
-        found, version, *known = memo.read_text().split("\n")
+        said = memo.read_text()
+        found, version, *known = said.split("\n")
         if len(known) > 1 and known[1] and known[1] == _stamp(found):
             return version, known[0]
         seen = interpreter(found, uv_env())
         if seen[0] == version:  # the same program, and still the same Python
-            _remember(memo, found, seen)
+            _remember(memo, found, seen, said)
             return seen
     except (OSError, ValueError, ProcError):
         pass  # none remembered, or gone since: uv finds it
     found = uv("python", "find", *SYSTEM_ONLY, wanted).strip()
     seen = interpreter(found, uv_env())
-    _remember(memo, found, seen)
+    _remember(memo, found, seen, said)
     return seen
 
 
@@ -126,16 +128,19 @@ def _stamp(program: str) -> str:
     return f"{stat.st_dev}:{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
-def _remember(memo: Path, found: str, seen: tuple[str, str]) -> None:
+def _remember(memo: Path, found: str, seen: tuple[str, str], said: str) -> None:
     """Remember the Python found, what it said it is, and, when the program found is
     the interpreter itself (not a wrapper, such as a pyenv shim, whose answer changes
-    with no file of its own changing), the stamp of its file. Not atomic, and needs
-    not be: a half-written memo names no program that runs, or another version, and
-    the next command finds the Python again."""
+    with no file of its own changing), the stamp of its file; unwritten when the memo
+    `said` so already (a wrapper's, each command). Not atomic, and needs not be: a
+    half-written memo names no program that runs, or another version, and the next
+    command finds the Python again."""
     with contextlib.suppress(OSError):  # a cache that cannot be written: found each time
         stamp = _stamp(found) if os.path.samefile(found, seen[1]) else ""
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        memo.write_text(f"{found}\n{seen[0]}\n{seen[1]}\n{stamp}\n")
+        text = f"{found}\n{seen[0]}\n{seen[1]}\n{stamp}\n"
+        if text != said:
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            memo.write_text(text)
 
 
 def _python_memo(wanted: str) -> Path:

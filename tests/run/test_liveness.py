@@ -42,14 +42,14 @@ def test_a_process_stop_marked_has_ended_when_it_returns(tmp_path: Path) -> None
     for milliseconds after it (512 MB: about 10 ms here). `stop_marked` returns once
     what it stopped has ended, so that what it stopped cannot still write to a folder
     its caller removes next (the build sweep of `benchkit env list`)."""
-    mark = f"BENCHKIT_TEST_MARK={tmp_path.name}"
     code = "b = bytearray(512 * 2**20); print('ready', flush=True); import time; time.sleep(3600)"
     big = subprocess.Popen(
         [sys.executable, "-c", code],
         stdout=subprocess.PIPE,
-        env={**os.environ, mark.split("=")[0]: mark.split("=")[1]},
+        env={**os.environ, "BENCHKIT_TEST_MARK": tmp_path.name},
         text=True,
     )
+    mark = f"BENCHKIT_TEST_MARK={tmp_path.name}"
     try:
         assert big.stdout is not None and big.stdout.readline() == "ready\n"
         started = process_start(big.pid)
