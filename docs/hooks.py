@@ -70,6 +70,13 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
+def _type(column: Any) -> str:
+    """A column's type as the Arrow type it is stored as (string, list<item: string>)."""
+    from benchkit.store.schema import arrow_type
+
+    return _cell(str(arrow_type(column.type)))
+
+
 def _columns(table: str | None, where: str) -> str:
     from benchkit.store.schema import TABLES
 
@@ -79,7 +86,7 @@ def _columns(table: str | None, where: str) -> str:
     _seen["columns"].add(table)
     rows = ["| column | type | meaning |", "| --- | --- | --- |"]
     for column in TABLES[table]:
-        rows.append(f"| `{column.name}` | `{_cell(str(column.type))}` | {_cell(column.doc)} |")
+        rows.append(f"| `{column.name}` | `{_type(column)}` | {_cell(column.doc)} |")
     return "\n".join(rows)
 
 
@@ -90,7 +97,7 @@ def _check_columns() -> str:
     for column in check_columns("CHECK"):
         name = column.name.replace("CHECK", "<check>")
         doc = column.doc.replace("CHECK", "the check")
-        rows.append(f"| `{name}` | `{_cell(str(column.type))}` | {_cell(doc)} |")
+        rows.append(f"| `{name}` | `{_type(column)}` | {_cell(doc)} |")
     return "\n".join(rows)
 
 

@@ -18,10 +18,9 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from benchkit.store.layout import COMPACT_LOCK, IMPORTED, PART, all_files, part_name
 from benchkit.store.parquet import write_arrow
@@ -38,6 +37,9 @@ from benchkit.store.reads import (
     stray_rows,
 )
 from benchkit.store.schema import TABLES
+
+if TYPE_CHECKING:  # imported by a compaction, not by a command that finds none due
+    import pyarrow as pa
 
 AUTO_COMPACT = 64  # files to merge in a table past which a command that wrote compacts
 IMPORT_MERGED_BELOW = 8 << 20  # bytes: an import's file past this is a part of its own
@@ -129,6 +131,8 @@ def _merge_imports(store: Path, imports: list[Path], least: int) -> int:
     files, combined = _combined(store, "runs", imports)
     if combined is None or len(files) < least:
         return 0
+    import pyarrow.parquet as pq
+
     counts = [(f.stem, pq.read_metadata(f).num_rows) for f in files]
     if sum(rows for _, rows in counts) != combined.num_rows:  # a file changed: merge none
         return 0
@@ -149,6 +153,8 @@ def drop_imports(store: Path, names: list[str]) -> bool:
         if not gone:
             continue
         dropped = True
+        import pyarrow as pa
+
         table, kept, at = read_arrow(part), [], 0
         for row, rows in gone:
             kept.append(table.slice(at, row - at))
@@ -192,6 +198,9 @@ def _combined(
     files = [f for f in files if str(f) not in strays]  # a stray row's file stays put
     if not files:
         return [], None
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     combined = pa.concat_tables(
         [read_arrow(f).cast(_widen(pq.read_schema(f), unified)) for f in files],
         promote_options="permissive",
@@ -201,6 +210,8 @@ def _combined(
 
 def _widen(schema: pa.Schema, unified: pa.Schema) -> pa.Schema:
     """A file's own columns, with the types the unified schema gives them."""
+    import pyarrow as pa
+
     return pa.schema([unified.field(name) for name in schema.names])
 
 

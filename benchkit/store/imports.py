@@ -44,7 +44,7 @@ from benchkit.records import LAUNCHERS, CheckStatus, RunStatus
 from benchkit.store.compaction import drop_imports, merging
 from benchkit.store.layout import IMPORTED, PART, all_files
 from benchkit.store.parquet import written_in_parts
-from benchkit.store.reads import empty_frame, merged_imports, read_table
+from benchkit.store.reads import merged_imports, read_table
 from benchkit.store.schema import RUN_COLUMNS, SCHEMA_VERSION, check_of, table_schema
 from benchkit.store.store import Store
 from benchkit.store.words import Words
@@ -54,13 +54,9 @@ SET_BY_IMPORT = ("schema_version", "origin")
 DECLARED = {c.name: c.type for c in RUN_COLUMNS}
 
 
-def _kind_of(column: str) -> pa.DataType:
+def _kind_of(column: str) -> pl.DataType:
     """A column's type: the runs table's, a check's count, or text."""
-    return DECLARED.get(column) or (pa.int64() if column.endswith("_count") else pa.string())
-
-
-def _arrow_to_polars(kind: pa.DataType) -> pl.DataType:
-    return empty_frame(pa.schema([("x", kind)])).schema["x"]
+    return DECLARED.get(column) or (pl.Int64() if column.endswith("_count") else pl.String())
 
 
 Cell = tuple[int, int, str]  # a bad cell: its row (as the file numbers it), its column's
@@ -81,19 +77,19 @@ def _cells(
 
 
 def _cast(
-    frame: pl.DataFrame, column: str, kind: pa.DataType, offset: int = 0
+    frame: pl.DataFrame, column: str, kind: pl.DataType, offset: int = 0
 ) -> tuple[pl.Series, list[Cell]]:
     """A column as its type, null where a cell is not of it, and those cells."""
     raw = frame[column]
-    if pa.types.is_list(kind):
+    if isinstance(kind, pl.List):
         return raw.str.split(";").list.eval(pl.element().str.strip_chars()).alias(column), []
-    target = _arrow_to_polars(kind)
-    if pa.types.is_boolean(kind):
+    target = kind
+    if isinstance(kind, pl.Boolean):
         lowered = raw.str.to_lowercase().str.strip_chars()
         wrong = lowered.is_not_null() & ~lowered.is_in(["true", "false", "1", "0"])
         read = lowered.is_in(["true", "1"]).alias(column).set(lowered.is_null() | wrong, None)
         return read, _cells(frame, column, wrong, "not true or false", offset)
-    if pa.types.is_timestamp(kind):
+    if isinstance(kind, pl.Datetime):
         when = raw.str.to_datetime(time_zone="UTC", strict=False).alias(column)
         bad = raw.is_not_null() & when.is_null()
         return when, _cells(frame, column, bad, "not a date and time", offset)
@@ -488,7 +484,7 @@ def import_runs(
     path = Path(path)
     reading = Reading(path, mapping or {}, ignore, consts or {})
     checks = sorted({check for c in reading.columns if (check := check_of(c))})
-    kinds = empty_frame(table_schema("runs", checks)).schema
+    kinds = table_schema("runs", checks)
     kept = Store.at(store).checked()
     folder, names = kept.path, import_names(path)
     ids: list[pl.Series] = []

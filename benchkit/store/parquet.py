@@ -8,20 +8,18 @@ holds exactly its table's columns, or the write is refused.
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 import polars as pl
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from benchkit.records import Run
 from benchkit.store.atomic import temporary_file
 from benchkit.store.layout import CHECKS_NOTED, PART, made_store, noted_checks
-from benchkit.store.reads import empty_frame, read_arrow
 from benchkit.store.rows import (
     check_rows,
     ci_rows,
@@ -33,14 +31,18 @@ from benchkit.store.rows import (
 )
 from benchkit.store.schema import check_of, table_schema
 
+if TYPE_CHECKING:  # a part's writer only: a run's own files are written by polars
+    import pyarrow as pa
+
 
 class RowError(ValueError):
     """A row whose keys are not its table's columns: a fault of benchkit's own."""
 
 
-def checked_rows(table: str, rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
-    """The rows as an Arrow table, once every row's keys are exactly the columns."""
-    names = set(schema.names)
+def checked_rows(table: str, rows: list[dict[str, Any]], schema: pl.Schema) -> pl.DataFrame:
+    """The rows as a frame of the schema's columns, once every row's keys are exactly
+    the columns."""
+    names = set(schema)
     for row in rows:
         if row.keys() != names:
             unknown = sorted(row.keys() - names)
@@ -49,30 +51,27 @@ def checked_rows(table: str, rows: list[dict[str, Any]], schema: pa.Schema) -> p
                 f"a row of table {table!r} does not match its columns: "
                 f"unknown {unknown or 'none'}, missing {absent or 'none'}"
             )
-    return arrow_rows(rows, schema)
+    return rows_frame(rows, schema)
 
 
-def rows_frame(rows: list[dict[str, Any]], schema: pa.Schema) -> pl.DataFrame:
-    """Rows of Python values as a polars frame of this schema's columns (not through
-    pyarrow's own conversion, `pa.array`, which imports pandas: a fifth of a second of
-    every command that writes)."""
-    frame = empty_frame(schema)
-    return pl.from_dicts(rows, schema=frame.schema) if rows else frame
-
-
-def arrow_rows(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
-    """Rows of Python values as an Arrow table of this schema's columns. Its strings
-    and lists are Arrow's large ones, as polars makes them, which Parquet stores as it
-    stores the others (a file without Arrow's copy of the schema reads back as
-    declared); a cast to the schema would import `pyarrow.compute`."""
-    return rows_frame(rows, schema).to_arrow()
+def rows_frame(rows: list[dict[str, Any]], schema: pl.Schema) -> pl.DataFrame:
+    """Rows of Python values as a polars frame of this schema's columns."""
+    return pl.from_dicts(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
 
 
 def write_table(
-    store: Path, table: str, name: str, rows: list[dict[str, Any]], schema: pa.Schema
+    store: Path, table: str, name: str, rows: list[dict[str, Any]], schema: pl.Schema
 ) -> Path:
-    """Write rows as one Parquet file, atomically; each row must hold exactly the columns."""
-    return write_arrow(store, table, name, checked_rows(table, rows, schema))
+    """Write rows as one Parquet file, atomically, by polars (a run's own files: no
+    pyarrow, nor numpy, imported to write them); each row must hold exactly the
+    columns. Polars keeps Arrow's copy of the schema in the footer, its strings and
+    lists the large ones; every reader gives them back as the declared types."""
+    frame = checked_rows(table, rows, schema)
+    made = io.BytesIO()  # then written by Python: a full disk is an OSError with its errno
+    frame.write_parquet(made, statistics=False)  # a run's few rows: they only cost reads
+    with written(store, table, name, frame.columns) as sink:
+        sink.write(made.getbuffer())
+    return store / table / f"{name}.parquet"
 
 
 def write_arrow(
@@ -83,8 +82,7 @@ def write_arrow(
     back (Arrow's large strings and lists, as polars makes them, are stored as the
     others are), to pyarrow, polars, pandas and DuckDB alike. `notes`: key-value
     metadata of its footer."""
-    rows = data.num_rows
-    with written_in_parts(store, table, name, data.schema, rows=rows, notes=notes) as write:
+    with written_in_parts(store, table, name, data.schema, notes=notes) as write:
         write(data)
     return store / table / f"{name}.parquet"
 
@@ -95,14 +93,30 @@ def written_in_parts(
     table: str,
     name: str,
     schema: pa.Schema,
-    rows: int = 2,
     notes: dict[str, str] | None = None,
 ) -> Iterator[Callable[[pa.Table], None]]:
     """One Parquet file written a part at a time (`write(part)`, each of `schema`),
-    in place once the block ends, atomically as `write_arrow`'s; an exception in the
-    block leaves nothing (the temporary file removed). `rows`: how many the file
-    will hold, where it is known (one row: no statistics, no dictionary); `notes`:
-    key-value metadata of its footer."""
+    in place once the block ends, atomically as `write_table`'s; an exception in the
+    block leaves nothing (the temporary file removed). `notes`: key-value metadata
+    of its footer."""
+    import pyarrow.parquet as pq
+
+    with (
+        written(store, table, name, schema.names) as sink,
+        pq.ParquetWriter(sink, schema, store_schema=False) as writer,
+    ):
+        yield writer.write_table
+        if notes:
+            writer.add_key_value_metadata(notes)
+
+
+@contextmanager
+def written(store: Path, table: str, name: str, columns: list[str]) -> Iterator[IO[bytes]]:
+    """A file of the table written in the block, through a buffered handle, in place
+    (`<name>.parquet`) once the block ends: under a temporary name in the same
+    folder, then renamed; an exception in the block leaves nothing. A `runs` file's
+    checks (from its `columns`) are noted first. A compacted part is on disk before
+    it is in place, and its folder's entry after."""
     folder = store / table
     if not folder.is_dir():
         made_store(store).joinpath(table).mkdir(exist_ok=True)
@@ -111,17 +125,12 @@ def written_in_parts(
     try:
         # written through the handle made with the name, buffered: opened again by
         # its name, truncated, ext4 would write each file out as it closes (its
-        # `auto_da_alloc`); unbuffered, pyarrow writes a run's row in 200 small writes
+        # `auto_da_alloc`); unbuffered, a writer writes a run's row in 200 small writes
         part = name.startswith(PART)
         with os.fdopen(handle, "wb") as sink:
             if table == "runs":
-                _note_checks(folder, schema)
-            # a run's own file: statistics and a dictionary for one row only cost reads
-            own = {} if part else {"write_statistics": False, "use_dictionary": rows > 1}
-            with pq.ParquetWriter(sink, schema, store_schema=False, **own) as writer:
-                yield writer.write_table
-                if notes:
-                    writer.add_key_value_metadata(notes)
+                _note_checks(folder, columns)
+            yield sink
             if part:  # the runs' own files it holds go next: on disk first
                 sink.flush()
                 os.fsync(sink.fileno())
@@ -132,7 +141,7 @@ def written_in_parts(
         Path(tmp).unlink(missing_ok=True)
         if exc.filename:
             raise
-        # pyarrow's own error names no file: the one it could not write, as the CLI says
+        # a writer's own error names no file: the one it could not write, as the CLI says
         raise OSError(exc.errno, exc.strerror or str(exc), str(final)) from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -183,10 +192,10 @@ def remove_details(store: Path, run_id: str) -> None:
         (store / table / f"{run_id}.parquet").unlink(missing_ok=True)
 
 
-def _note_checks(folder: Path, schema: pa.Schema) -> None:
+def _note_checks(folder: Path, columns: list[str]) -> None:
     """Add the checks of a runs file's columns to the folder's note, before the file is
     written: a reader then knows every column without opening every file."""
-    checks = {c for n in schema.names if n.endswith("_status") and (c := check_of(n))}
+    checks = {c for n in columns if n.endswith("_status") and (c := check_of(n))}
     new = sorted(checks - set(noted_checks(folder)))
     if new:
         with (folder / CHECKS_NOTED).open("a") as note:  # small appends: whole lines
@@ -202,8 +211,8 @@ def write_run_row(store: Path, run: Run) -> None:
 def update_run(store: Path, run_id: str, changes: dict[str, Any]) -> None:
     """Change some columns of one stored run, atomically, keeping its schema."""
     path = store / "runs" / f"{run_id}.parquet"
-    table = read_arrow(path)
-    rows = table.to_pylist()
+    frame = pl.read_parquet(path)
+    rows = frame.to_dicts()
     for row in rows:
         row.update(changes)
-    write_table(store, "runs", run_id, rows, table.schema)
+    write_table(store, "runs", run_id, rows, frame.schema)

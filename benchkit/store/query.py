@@ -284,7 +284,7 @@ def _as_frame(given: RunsLike) -> pl.LazyFrame:
     records = list(given)
     checks = dict.fromkeys(name for run in records for name in run.check_names)
     schema = table_schema("runs", checks)
-    rows = [dict.fromkeys(schema.names) | run_row(run) for run in records]
+    rows = [dict.fromkeys(schema) | run_row(run) for run in records]
     return rows_frame(rows, schema).lazy()
 
 

@@ -9,16 +9,25 @@ import contextlib
 import json
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from benchkit.errors import StoreWarning
 from benchkit.store.layout import PART, all_files, noted_checks
-from benchkit.store.schema import DECLARED_NAMES, SCHEMA_VERSION, TABLES, check_of, table_schema
+from benchkit.store.schema import (
+    DECLARED_NAMES,
+    SCHEMA_VERSION,
+    TABLES,
+    arrow_schema,
+    check_of,
+    table_schema,
+)
 from benchkit.store.upgrade import upgrade
+
+if TYPE_CHECKING:  # read only where a footer is: a run's own files are read without it
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
 LISTINGS = 5  # times a read lists a table's files when one vanished under it (merged)
 RECHUNK_PAST = 64  # chunks (a file each) past which a read makes one: not for a few parts
@@ -49,10 +58,10 @@ def merged_imports(part: Path) -> dict[str, tuple[int, int]]:
     """The imports a part holds, by name: the first of its rows and how many (its
     footer says); none when the footer does not say or cannot be read."""
     try:
-        said = (pq.read_metadata(part).metadata or {}).get(IMPORTS_NOTE.encode())
+        said = pl.read_parquet_metadata(part).get(IMPORTS_NOTE)
         held = json.loads(said) if said else {}
         return {str(name): (int(row), int(rows)) for name, (row, rows) in held.items()}
-    except (OSError, pa.ArrowException, ValueError, TypeError, AttributeError):
+    except (OSError, pl.exceptions.PolarsError, ValueError, TypeError, AttributeError):
         return {}
 
 
@@ -84,7 +93,10 @@ def readable(
     """The files whose footer reads and whose columns agree with the table's declared
     ones and with each other, and their unified schema; the others are skipped with a
     warning that names them. `footers`: the files' footers, read already."""
-    unified = table_schema(table)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    unified = arrow_schema(table)
     kept = []
     for path in files:
         try:
@@ -109,6 +121,10 @@ Footers = dict[Path, "pq.FileMetaData | Exception"]
 
 def footers_of(files: list[Path]) -> Footers:
     """Each file's footer, read once (what it cannot be read for, in its place)."""
+    if not files:
+        return {}
+    import pyarrow.parquet as pq
+
     footers: Footers = {}
     for path in files:
         try:
@@ -212,9 +228,12 @@ def _why_left_out(table: str, keyless: int, versionless: int, newest: int, rows:
     )
 
 
-def empty_frame(schema: pa.Schema) -> pl.DataFrame:
-    """No rows, with these columns as polars types (`Schema.empty_table` would import
-    pandas: a third of a second of every read)."""
+def empty_frame(schema: pl.Schema | pa.Schema) -> pl.DataFrame:
+    """No rows, with these columns (an Arrow schema's as polars types)."""
+    if isinstance(schema, pl.Schema):
+        return pl.DataFrame(schema=schema)
+    import pyarrow as pa  # not `Schema.empty_table`: it imports pandas
+
     frame = pl.from_arrow(pa.Table.from_batches([], schema=schema))
     assert isinstance(frame, pl.DataFrame)
     return frame
@@ -275,7 +294,8 @@ def _by_footer(
     """The files' rows, lazily, with the file of each (`FROM`), once each footer is
     read: those unreadable or of other types skipped with a warning. A lazy read
     leaves out the stray rows in `_scanned`."""
-    files, unified = readable(folder, table, files, footers)
+    if files:  # none: no footer to read (nor pyarrow to import)
+        files, unified = readable(folder, table, files, footers)
     if not files:
         return _empty(table).with_columns(pl.lit(None, pl.String).alias(FROM))
     return pl.scan_parquet(
@@ -312,6 +332,10 @@ def _footers_say(key: str, footers: Footers) -> tuple[bool, int]:
     oldest version they hold: (False, 1) where a footer does not say (a run's own
     file is written without statistics)."""
     oldest = SCHEMA_VERSION
+    if not footers:
+        return True, oldest
+    import pyarrow as pa
+
     try:
         for footer in footers.values():
             if isinstance(footer, Exception):
@@ -334,19 +358,19 @@ def _footers_say(key: str, footers: Footers) -> tuple[bool, int]:
     return True, oldest
 
 
-def declared_schema(folder: Path, table: str) -> pa.Schema:
+def declared_schema(folder: Path, table: str) -> pl.Schema:
     """The table's declared columns, with the checks its `runs` files were noted with."""
     return table_schema(table, noted_checks(folder / table) if table == "runs" else [])
 
 
-def read_at_once(files: list[Path], declared: pa.Schema) -> pl.DataFrame | None:
+def read_at_once(files: list[Path], declared: pl.Schema) -> pl.DataFrame | None:
     """The files' rows in one scan, with the declared columns; None when a file is
     unreadable, of other types, or has a column never noted. Raises FileNotFoundError
     when a file went meanwhile (merged)."""
     try:
         rows = pl.scan_parquet(
             files,
-            schema=empty_frame(declared).schema,
+            schema=declared,
             missing_columns="insert",
             extra_columns="raise",
         ).collect()
@@ -399,6 +423,8 @@ def upgraded(table: str, rows: pl.DataFrame) -> pl.DataFrame:
 
 def read_arrow(path: Path) -> pa.Table:
     """One Parquet file as an Arrow table (not by `pq.read_table`, which imports pandas)."""
+    import pyarrow.parquet as pq
+
     with pq.ParquetFile(path) as handle:
         return handle.read()
 
@@ -408,7 +434,7 @@ def read_file(path: Path) -> list[dict[str, Any]] | None:
     if not path.exists():
         return None
     try:
-        rows: list[dict[str, Any]] = read_arrow(path).to_pylist()
+        rows: list[dict[str, Any]] = pl.read_parquet(path).to_dicts()
     except Exception as exc:  # unreadable: name it, let the caller do without
         _warn_skipped(path, exc)
         return None

@@ -1,10 +1,11 @@
 """The store's schema: every table benchkit writes, each column declared once.
 
-A column is its name, its Arrow type and its meaning. Rows are built in
+A column is its name, its type and its meaning. Rows are built in
 `benchkit.store.rows` and checked against these declarations when they are
 written: a row whose keys are not exactly its table's columns is an error, never a
-silent null. Plain Arrow types only, so DuckDB, pandas, polars and Spark read the
-store as it is.
+silent null. The types are polars' (what writes and reads the store, with no pyarrow
+on a command's path), each one a plain Arrow type (`arrow_type`), so DuckDB, pandas,
+polars and Spark read the store as it is.
 """
 
 from __future__ import annotations
@@ -14,56 +15,61 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
 from types import UnionType
-from typing import Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Union, get_args, get_origin, get_type_hints
 
-import pyarrow as pa
+import polars as pl
 
 from benchkit.arm_report import TOKEN_COLUMNS
 from benchkit.bench.names import NAME
 from benchkit.columns import STORED, Stored
 from benchkit.records import Run
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from polars._typing import PolarsDataType
+
 SCHEMA_VERSION = 12  # see benchkit/store/upgrade.py for the history and the steps
 
 
 @dataclass(frozen=True, kw_only=True)
 class Column:
-    """One stored column: its name, its Arrow type and what it means."""
+    """One stored column: its name, its type and what it means."""
 
     name: str
-    type: pa.DataType
+    type: pl.DataType
     doc: str
 
 
-def _schema(columns: Sequence[Column]) -> pa.Schema:
-    return pa.schema([pa.field(c.name, c.type, metadata={"doc": c.doc}) for c in columns])
+def _schema(columns: Sequence[Column]) -> pl.Schema:
+    return pl.Schema([(c.name, c.type) for c in columns])
 
 
-FAILURE_TYPE = pa.struct([("file", pa.string()), ("test", pa.string()), ("message", pa.string())])
-RERUN_TYPE = pa.struct(
-    [
-        ("file", pa.string()),
-        ("attempts", pa.int32()),
-        ("passes", pa.int32()),
-        ("fails", pa.int32()),
-        ("no_tests", pa.int32()),
-        ("missing", pa.bool_()),
-        ("fail_rate_low", pa.float64()),
-        ("fail_rate_high", pa.float64()),
-    ]
+FAILURE_TYPE = pl.Struct({"file": pl.String, "test": pl.String, "message": pl.String})
+RERUN_TYPE = pl.Struct(
+    {
+        "file": pl.String,
+        "attempts": pl.Int32,
+        "passes": pl.Int32,
+        "fails": pl.Int32,
+        "no_tests": pl.Int32,
+        "missing": pl.Boolean,
+        "fail_rate_low": pl.Float64,
+        "fail_rate_high": pl.Float64,
+    }
 )
+STAMP = pl.Datetime("us", "UTC")
 
-KINDS: dict[str, pa.DataType] = {
-    "string": pa.string(),
-    "int32": pa.int32(),
-    "int64": pa.int64(),
-    "float64": pa.float64(),
-    "bool": pa.bool_(),
-    "timestamp": pa.timestamp("us", tz="UTC"),
-    "strings": pa.list_(pa.string()),
-    "pairs": pa.list_(pa.string()),  # (name, value) pairs, kept as NAME=VALUE
-    "failures": pa.list_(FAILURE_TYPE),
-    "reruns": pa.list_(RERUN_TYPE),
+KINDS: dict[str, pl.DataType] = {
+    "string": pl.String(),
+    "int32": pl.Int32(),
+    "int64": pl.Int64(),
+    "float64": pl.Float64(),
+    "bool": pl.Boolean(),
+    "timestamp": STAMP,
+    "strings": pl.List(pl.String),
+    "pairs": pl.List(pl.String),  # (name, value) pairs, kept as NAME=VALUE
+    "failures": pl.List(FAILURE_TYPE),
+    "reruns": pl.List(RERUN_TYPE),
 }
 """The kinds of column a record's field may be kept as, by name."""
 ANNOTATED: dict[object, str] = {
@@ -157,7 +163,7 @@ def run_columns(record: type = Run) -> tuple[Column, ...]:
     key, *rest = stored_columns(record)
     return (
         key,
-        Column(name="schema_version", type=pa.int32(), doc="Version of this schema."),
+        Column(name="schema_version", type=pl.Int32(), doc="Version of this schema."),
         *rest,
     )
 
@@ -166,194 +172,194 @@ RUN_COLUMNS: tuple[Column, ...] = run_columns()
 """The `runs` table; each bench check adds `<check>_status` and `<check>_count`."""
 
 CHECK_COLUMNS: tuple[Column, ...] = (
-    Column(name="run_id", type=pa.string(), doc="The run this check belongs to."),
-    Column(name="schema_version", type=pa.int32(), doc="Version of this schema."),
-    Column(name="phase", type=pa.string(), doc="base (before the arm) or after."),
-    Column(name="check", type=pa.string(), doc="Check name (install, typecheck, ...)."),
-    Column(name="status", type=pa.string(), doc="ok, fail, timeout or missing."),
-    Column(name="exit_code", type=pa.int32(), doc="Exit code; null on timeout or missing."),
-    Column(name="duration_s", type=pa.float64(), doc="Seconds the command ran."),
-    Column(name="count", type=pa.int64(), doc="Errors, findings or failed tests; null if unread."),
-    Column(name="note", type=pa.string(), doc="Why the status or count is what it is."),
-    Column(name="log_path", type=pa.string(), doc="Path of the command's log."),
+    Column(name="run_id", type=pl.String(), doc="The run this check belongs to."),
+    Column(name="schema_version", type=pl.Int32(), doc="Version of this schema."),
+    Column(name="phase", type=pl.String(), doc="base (before the arm) or after."),
+    Column(name="check", type=pl.String(), doc="Check name (install, typecheck, ...)."),
+    Column(name="status", type=pl.String(), doc="ok, fail, timeout or missing."),
+    Column(name="exit_code", type=pl.Int32(), doc="Exit code; null on timeout or missing."),
+    Column(name="duration_s", type=pl.Float64(), doc="Seconds the command ran."),
+    Column(name="count", type=pl.Int64(), doc="Errors, findings or failed tests; null if unread."),
+    Column(name="note", type=pl.String(), doc="Why the status or count is what it is."),
+    Column(name="log_path", type=pl.String(), doc="Path of the command's log."),
     Column(
         name="problem",
-        type=pa.string(),
+        type=pl.String(),
         doc="For the test check: why its run cannot be judged (interrupted, no test ran, ...).",
     ),
 )
 
 SITE_COLUMNS: tuple[Column, ...] = (
-    Column(name="run_id", type=pa.string(), doc="The run this site was scored for."),
-    Column(name="schema_version", type=pa.int32(), doc="Version of this schema."),
-    Column(name="site", type=pa.int32(), doc="Index of the site in the human change."),
-    Column(name="file", type=pa.string(), doc="Base path (the new path for a new file)."),
-    Column(name="kind", type=pa.string(), doc="lines, insert, rename or binary."),
-    Column(name="start", type=pa.int32(), doc="First base line; for insert, the line before."),
-    Column(name="length", type=pa.int32(), doc="Base lines in the site; 0 for an insertion."),
-    Column(name="covered", type=pa.bool_(), doc="The arm's diff touched the site."),
-    Column(name="matched", type=pa.bool_(), doc="...and left the human's text, up to spaces."),
+    Column(name="run_id", type=pl.String(), doc="The run this site was scored for."),
+    Column(name="schema_version", type=pl.Int32(), doc="Version of this schema."),
+    Column(name="site", type=pl.Int32(), doc="Index of the site in the human change."),
+    Column(name="file", type=pl.String(), doc="Base path (the new path for a new file)."),
+    Column(name="kind", type=pl.String(), doc="lines, insert, rename or binary."),
+    Column(name="start", type=pl.Int32(), doc="First base line; for insert, the line before."),
+    Column(name="length", type=pl.Int32(), doc="Base lines in the site; 0 for an insertion."),
+    Column(name="covered", type=pl.Boolean(), doc="The arm's diff touched the site."),
+    Column(name="matched", type=pl.Boolean(), doc="...and left the human's text, up to spaces."),
     Column(
         name="covered_session",
-        type=pa.int32(),
+        type=pl.Int32(),
         doc="The session (its index in the sessions table) that first covered the site, where "
         "the arm's commits or its sessions' edits tell; null otherwise.",
     ),
     Column(
         name="covered_step",
-        type=pa.int32(),
+        type=pl.Int32(),
         doc="The arm's commit (its step in the commits table) that first covered the site; "
         "null where the arm did not commit it.",
     ),
     Column(
         name="covered_kind",
-        type=pa.string(),
+        type=pl.String(),
         doc="That session's kind, as the tool says: agent, mechanical (rules) or manual.",
     ),
 )
 
 TEST_COLUMNS: tuple[Column, ...] = (
-    Column(name="run_id", type=pa.string(), doc="The run (or baseline key) of this test case."),
-    Column(name="schema_version", type=pa.int32(), doc="Version of this schema."),
-    Column(name="phase", type=pa.string(), doc="base, after, or rerun (a file alone)."),
-    Column(name="attempt", type=pa.int32(), doc="Rerun number from 1; 0 for base and after."),
-    Column(name="file", type=pa.string(), doc="Test file; null when the report names none."),
-    Column(name="test", type=pa.string(), doc="Test case name as the report gives it."),
+    Column(name="run_id", type=pl.String(), doc="The run (or baseline key) of this test case."),
+    Column(name="schema_version", type=pl.Int32(), doc="Version of this schema."),
+    Column(name="phase", type=pl.String(), doc="base, after, or rerun (a file alone)."),
+    Column(name="attempt", type=pl.Int32(), doc="Rerun number from 1; 0 for base and after."),
+    Column(name="file", type=pl.String(), doc="Test file; null when the report names none."),
+    Column(name="test", type=pl.String(), doc="Test case name as the report gives it."),
     Column(
         name="test_id",
-        type=pa.string(),
+        type=pl.String(),
         doc="Full id in its file: class path and parameters (pytest), or the name.",
     ),
-    Column(name="outcome", type=pa.string(), doc="passed, failed, error or skipped."),
-    Column(name="duration_s", type=pa.float64(), doc="Seconds, as reported."),
-    Column(name="message", type=pa.string(), doc="First line of the failure message."),
+    Column(name="outcome", type=pl.String(), doc="passed, failed, error or skipped."),
+    Column(name="duration_s", type=pl.Float64(), doc="Seconds, as reported."),
+    Column(name="message", type=pl.String(), doc="First line of the failure message."),
     Column(
         name="xfail",
-        type=pa.bool_(),
+        type=pl.Boolean(),
         doc="Skipped as an expected failure (pytest's xfail); null before schema 10.",
     ),
 )
 
 SESSION_COLUMNS: tuple[Column, ...] = (
-    Column(name="run_id", type=pa.string(), doc="The run this session belongs to."),
-    Column(name="schema_version", type=pa.int32(), doc="Version of this schema."),
-    Column(name="session", type=pa.int32(), doc="Index of the session in the arm's report."),
-    Column(name="session_id", type=pa.string(), doc="The tool's id for the session."),
-    Column(name="status", type=pa.string(), doc="As the tool reports it (accepted, ...)."),
+    Column(name="run_id", type=pl.String(), doc="The run this session belongs to."),
+    Column(name="schema_version", type=pl.Int32(), doc="Version of this schema."),
+    Column(name="session", type=pl.Int32(), doc="Index of the session in the arm's report."),
+    Column(name="session_id", type=pl.String(), doc="The tool's id for the session."),
+    Column(name="status", type=pl.String(), doc="As the tool reports it (accepted, ...)."),
     Column(
         name="cost_usd",
-        type=pa.float64(),
+        type=pl.Float64(),
         doc="Cost of the session, as reported or computed from its tokens.",
     ),
-    Column(name="cost_source", type=pa.string(), doc="reported, computed or missing."),
-    Column(name="turns", type=pa.int32(), doc="Turns of the session, as reported."),
-    Column(name="duration_s", type=pa.float64(), doc="Seconds, as reported."),
+    Column(name="cost_source", type=pl.String(), doc="reported, computed or missing."),
+    Column(name="turns", type=pl.Int32(), doc="Turns of the session, as reported."),
+    Column(name="duration_s", type=pl.Float64(), doc="Seconds, as reported."),
     *(Column(name=name, type=KINDS[kind], doc=doc) for name, kind, doc in TOKEN_COLUMNS),
     Column(
         name="files",
-        type=pa.list_(pa.string()),
+        type=pl.List(pl.String),
         doc="Files the session edited, in the order it first edited them.",
     ),
     Column(
         name="files_from",
-        type=pa.string(),
+        type=pl.String(),
         doc="Whence its files: tool (its own output) or commits (the arm's); null: none said.",
     ),
     Column(
         name="kind",
-        type=pa.string(),
+        type=pl.String(),
         doc="agent, mechanical (rules, a codemod) or manual, as the tool says; null otherwise.",
     ),
     Column(
         name="reason",
-        type=pa.string(),
+        type=pl.String(),
         doc="Why it ended as it did (rejected on tests), as the tool says.",
     ),
 )
 
 CI_COLUMNS: tuple[Column, ...] = (
-    Column(name="run_id", type=pa.string(), doc="The run whose change the forge checked."),
-    Column(name="schema_version", type=pa.int32(), doc="Version of this schema."),
-    Column(name="name", type=pa.string(), doc="The check (a workflow's job, or a run)."),
-    Column(name="workflow", type=pa.string(), doc="Its workflow's name."),
+    Column(name="run_id", type=pl.String(), doc="The run whose change the forge checked."),
+    Column(name="schema_version", type=pl.Int32(), doc="Version of this schema."),
+    Column(name="name", type=pl.String(), doc="The check (a workflow's job, or a run)."),
+    Column(name="workflow", type=pl.String(), doc="Its workflow's name."),
     Column(
         name="state",
-        type=pa.string(),
+        type=pl.String(),
         doc="The forge's word: SUCCESS, FAILURE, ... (a PR's checks), or a run's status/"
         "conclusion (a fork's runs).",
     ),
-    Column(name="bucket", type=pa.string(), doc="pass, fail, pending, skipping or cancel."),
-    Column(name="started_at", type=pa.timestamp("us", tz="UTC"), doc="When it started."),
-    Column(name="completed_at", type=pa.timestamp("us", tz="UTC"), doc="When it ended."),
-    Column(name="link", type=pa.string(), doc="Its page on the forge."),
+    Column(name="bucket", type=pl.String(), doc="pass, fail, pending, skipping or cancel."),
+    Column(name="started_at", type=STAMP, doc="When it started."),
+    Column(name="completed_at", type=STAMP, doc="When it ended."),
+    Column(name="link", type=pl.String(), doc="Its page on the forge."),
 )
 
 COMMIT_COLUMNS: tuple[Column, ...] = (
-    Column(name="run_id", type=pa.string(), doc="The run whose arm made this commit."),
-    Column(name="schema_version", type=pa.int32(), doc="Version of this schema."),
-    Column(name="step", type=pa.int32(), doc="Its place among the arm's commits, from 0."),
-    Column(name="sha", type=pa.string(), doc="The commit, in the arm's worktree."),
-    Column(name="subject", type=pa.string(), doc="The first line of its message."),
-    Column(name="files", type=pa.list_(pa.string()), doc="Files it changed."),
+    Column(name="run_id", type=pl.String(), doc="The run whose arm made this commit."),
+    Column(name="schema_version", type=pl.Int32(), doc="Version of this schema."),
+    Column(name="step", type=pl.Int32(), doc="Its place among the arm's commits, from 0."),
+    Column(name="sha", type=pl.String(), doc="The commit, in the arm's worktree."),
+    Column(name="subject", type=pl.String(), doc="The first line of its message."),
+    Column(name="files", type=pl.List(pl.String), doc="Files it changed."),
     Column(
         name="session",
-        type=pa.int32(),
+        type=pl.Int32(),
         doc="The session it belongs to, where the sessions tell; null otherwise.",
     ),
 )
 
-FLIP_TYPE = pa.struct([("test", pa.string()), ("base", pa.string()), ("head", pa.string())])
+FLIP_TYPE = pl.Struct({"test": pl.String, "base": pl.String, "head": pl.String})
 
 AB_COLUMNS: tuple[Column, ...] = (
-    Column(name="ab_id", type=pa.string(), doc="One `benchkit ab` comparison."),
-    Column(name="schema_version", type=pa.int32(), doc="Version of this schema."),
-    Column(name="command", type=pa.string(), doc="The command, identical on both sides."),
-    Column(name="side", type=pa.string(), doc="base or head."),
-    Column(name="ref", type=pa.string(), doc="The ref as given."),
-    Column(name="sha", type=pa.string(), doc="The commit the ref named."),
-    Column(name="repeat", type=pa.int32(), doc="Repeat number, from 1."),
-    Column(name="passed", type=pa.int32(), doc="Tests passed; null when unread."),
-    Column(name="failed", type=pa.int32(), doc="Tests failed; null when unread."),
+    Column(name="ab_id", type=pl.String(), doc="One `benchkit ab` comparison."),
+    Column(name="schema_version", type=pl.Int32(), doc="Version of this schema."),
+    Column(name="command", type=pl.String(), doc="The command, identical on both sides."),
+    Column(name="side", type=pl.String(), doc="base or head."),
+    Column(name="ref", type=pl.String(), doc="The ref as given."),
+    Column(name="sha", type=pl.String(), doc="The commit the ref named."),
+    Column(name="repeat", type=pl.Int32(), doc="Repeat number, from 1."),
+    Column(name="passed", type=pl.Int32(), doc="Tests passed; null when unread."),
+    Column(name="failed", type=pl.Int32(), doc="Tests failed; null when unread."),
     Column(
         name="errors",
-        type=pa.int32(),
+        type=pl.Int32(),
         doc="Tests that could not run (an import or collection error); null when unread.",
     ),
-    Column(name="python", type=pa.string(), doc="The Python the command's `python` named."),
-    Column(name="skipped", type=pa.int32(), doc="Tests skipped; null when unread."),
-    Column(name="duration_s", type=pa.float64(), doc="Seconds the command ran."),
-    Column(name="exit_code", type=pa.int32(), doc="The command's exit code."),
-    Column(name="source", type=pa.string(), doc="junit, summary or none: where counts came."),
+    Column(name="python", type=pl.String(), doc="The Python the command's `python` named."),
+    Column(name="skipped", type=pl.Int32(), doc="Tests skipped; null when unread."),
+    Column(name="duration_s", type=pl.Float64(), doc="Seconds the command ran."),
+    Column(name="exit_code", type=pl.Int32(), doc="The command's exit code."),
+    Column(name="source", type=pl.String(), doc="junit, summary or none: where counts came."),
     Column(
         name="flips",
-        type=pa.list_(FLIP_TYPE),
+        type=pl.List(FLIP_TYPE),
         doc="On head rows: tests whose outcome differs from base.",
     ),
 )
 
 PROBE_COLUMNS: tuple[Column, ...] = (
-    Column(name="probe_id", type=pa.string(), doc="One `benchkit probe`."),
-    Column(name="schema_version", type=pa.int32(), doc="Version of this schema."),
-    Column(name="base_sha", type=pa.string(), doc="The base commit."),
-    Column(name="head_sha", type=pa.string(), doc="The head commit, whose tests are kept."),
+    Column(name="probe_id", type=pl.String(), doc="One `benchkit probe`."),
+    Column(name="schema_version", type=pl.Int32(), doc="Version of this schema."),
+    Column(name="base_sha", type=pl.String(), doc="The base commit."),
+    Column(name="head_sha", type=pl.String(), doc="The head commit, whose tests are kept."),
     Column(
         name="reverted",
-        type=pa.list_(pa.string()),
+        type=pl.List(pl.String),
         doc="Source files restored to their base content.",
     ),
-    Column(name="test", type=pa.string(), doc="file::name of the test."),
-    Column(name="at_head", type=pa.string(), doc="Its outcome at head."),
+    Column(name="test", type=pl.String(), doc="file::name of the test."),
+    Column(name="at_head", type=pl.String(), doc="Its outcome at head."),
     Column(
         name="reverted_outcome",
-        type=pa.string(),
+        type=pl.String(),
         doc="Its outcome with the files reverted (absent: not collected).",
     ),
     Column(
         name="verdict",
-        type=pa.string(),
+        type=pl.String(),
         doc="discriminates, does not discriminate, error (proves nothing), fails at head.",
     ),
-    Column(name="message", type=pa.string(), doc="First line of the failure, if any."),
+    Column(name="message", type=pl.String(), doc="First line of the failure, if any."),
 )
 
 TABLES: dict[str, tuple[Column, ...]] = {
@@ -372,8 +378,8 @@ TABLES: dict[str, tuple[Column, ...]] = {
 def check_columns(check: str) -> tuple[Column, Column]:
     """The two `runs` columns a bench check adds."""
     return (
-        Column(name=f"{check}_status", type=pa.string(), doc=f"Status of {check} after the arm."),
-        Column(name=f"{check}_count", type=pa.int64(), doc=f"Count read from {check}."),
+        Column(name=f"{check}_status", type=pl.String(), doc=f"Status of {check} after the arm."),
+        Column(name=f"{check}_count", type=pl.Int64(), doc=f"Count read from {check}."),
     )
 
 
@@ -394,9 +400,50 @@ def check_of(column: str) -> str | None:
     return None
 
 
-def table_schema(table: str, checks: Iterable[str] = ()) -> pa.Schema:
+def table_columns(table: str, checks: Iterable[str] = ()) -> list[Column]:
+    """A table's columns; a `runs` table's with those of its bench checks."""
     columns = list(TABLES[table])
     if table == "runs":
         for check in checks:
             columns.extend(check_columns(check))
-    return _schema(columns)
+    return columns
+
+
+def table_schema(table: str, checks: Iterable[str] = ()) -> pl.Schema:
+    """A table's columns and their types, as polars writes and reads them."""
+    return _schema(table_columns(table, checks))
+
+
+def arrow_type(kind: PolarsDataType) -> pa.DataType:
+    """A column's type as the plain Arrow type it is stored as (`string`, not polars'
+    `large_string`), for what reads and writes the store through pyarrow: compaction,
+    imports, a footer's read."""
+    import pyarrow as pa
+
+    if isinstance(kind, pl.List):
+        return pa.list_(arrow_type(kind.inner))
+    if isinstance(kind, pl.Struct):
+        return pa.struct([(f.name, arrow_type(f.dtype)) for f in kind.fields])
+    if isinstance(kind, pl.Datetime):
+        return pa.timestamp(kind.time_unit, tz=kind.time_zone)
+    plain: dict[object, pa.DataType] = {
+        pl.String: pa.string(),
+        pl.Int32: pa.int32(),
+        pl.Int64: pa.int64(),
+        pl.Float64: pa.float64(),
+        pl.Boolean: pa.bool_(),
+    }
+    return plain[kind.base_type()]
+
+
+def arrow_schema(table: str, checks: Iterable[str] = ()) -> pa.Schema:
+    """A table's columns as an Arrow schema of plain types, each column's meaning in
+    its field's metadata (`doc`)."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            pa.field(c.name, arrow_type(c.type), metadata={"doc": c.doc})
+            for c in table_columns(table, checks)
+        ]
+    )

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-import pyarrow as pa
 
 from benchkit.errors import StoreError
 from benchkit.records import Run
@@ -127,7 +126,7 @@ class Store:
         parquet.update_run(self.path, run_id, changes)
 
     def write_rows(
-        self, table: str, name: str, rows: list[dict[str, Any]], schema: pa.Schema | None = None
+        self, table: str, name: str, rows: list[dict[str, Any]], schema: pl.Schema | None = None
     ) -> Path:
         """Rows as one file of a table (each row exactly its columns), atomically; a
         file of the same name is replaced."""
@@ -140,7 +139,7 @@ class Store:
         return reads.read_file(self.baselines / table / f"{key}.parquet")
 
     def write_baseline(
-        self, table: str, key: str, rows: list[dict[str, Any]], schema: pa.Schema
+        self, table: str, key: str, rows: list[dict[str, Any]], schema: pl.Schema
     ) -> Path:
         """A baseline's `checks` or `tests` rows, written whole."""
         return parquet.write_table(self.baselines, table, key, rows, schema)
