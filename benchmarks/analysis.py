@@ -42,7 +42,7 @@ import benchkit as bk
 from benchkit.analysis.metrics import NOT_THE_ARMS as STOPPED
 from benchkit.analysis.stats import bootstrap_mean
 from benchkit.store.parquet import write_arrow
-from benchkit.store.schema import SCHEMA_VERSION, table_schema
+from benchkit.store.schema import SCHEMA_VERSION, arrow_schema
 
 ARMS = ["tool-v1", "tool-v2", "agent", "baseline"]
 EXECUTORS = ["cli", "sdk"]
@@ -81,7 +81,7 @@ def synthetic_runs(n: int, seed: int = 1) -> pa.Table:
     for check in CHECKS:
         columns[f"{check}_status"] = np.where(rng.random(n) < 0.9, "ok", "fail")
         columns[f"{check}_count"] = rng.poisson(0.3, size=n)
-    schema = table_schema("runs", CHECKS)
+    schema = arrow_schema("runs", CHECKS)
     arrays = [  # every column a real run has; those not drawn here empty, as in many runs
         pa.array(columns[field.name], type=field.type)
         if field.name in columns
