@@ -20,16 +20,17 @@ snapshot of the arm's tree, the reports read, the gate, the score, the record, t
 heartbeats, the cleanup, the printing, the compaction and the exit.
 
 The floor, measured in the same run: an interpreter that imports polars and
-pyarrow (which writing and reading the store need) and exits, timed from outside
-(the best of 5), plus the git commands the batch ran (their processes' whole lives,
+pyarrow (the libraries a Parquet store's writer and reader take; a pilot writes and
+reads its store by polars alone, and imports no pyarrow) and exits, timed from
+outside (the best of 5), plus the git commands the batch ran (their processes' whole lives,
 timed inside it): what a Python tool that records runs and makes worktrees cannot
 go under. Targets: benchkit's own share of the demo batch at most 1 point above the
 floor's; its own work in a pilot (wall less the bench's and the arm's, the median of
 the batch) under 0.2 s; a heartbeat's stage beat under 1 ms on the pilot's path; a
 command's start (python importing what `benchkit pilot` imports before its first
 pilot) within 1.3x of the import floor; and under 1% of the long batch. Beside the
-command's imports, those of the libraries it needs (polars, pyarrow, click, pydantic)
-alone: what is left is benchkit's own modules.
+command's imports, those of the libraries it needs (polars, click, pydantic) alone:
+what is left is benchkit's own modules.
 
     .venv/bin/python benchmarks/overhead.py [--arm ARM ...] [--trials N] [--long-s S]
         [--sandbox auto]
@@ -61,7 +62,7 @@ COMMAND_IMPORTS = (
     "import benchkit.cli, benchkit.run.launch, benchkit.run.pilot, benchkit.run.launchers"
 )
 FLOOR_IMPORTS = "import polars, pyarrow.parquet"
-LIBRARY_IMPORTS = f"{FLOOR_IMPORTS}, click, pydantic"  # the libraries a command needs
+LIBRARY_IMPORTS = "import polars, click, pydantic"  # the libraries a pilot command needs
 
 
 def _child(out: Path, argv: list[str]) -> None:
@@ -320,7 +321,7 @@ def main() -> None:
         f"{command / floor:.2f}x (target <= {START_RATIO}x: {_said(verdicts[-1])})"
     )
     print(
-        f"  the libraries it needs (polars, pyarrow, click, pydantic) {libraries:.3f} s, "
+        f"  the libraries it needs (polars, click, pydantic) {libraries:.3f} s, "
         f"{libraries / floor:.2f}x; benchkit's own modules the rest, {command - libraries:.3f} s"
     )
     if long_said is not None:

@@ -3,7 +3,9 @@
 Each file is written under a temporary name and renamed into place, so parallel
 pilots never collide and a crash never leaves half a file. A run's detail tables
 are written before its `runs` row, which is what makes the run visible; each row
-holds exactly its table's columns, or the write is refused.
+holds exactly its table's columns, or the write is refused. A run's own files are
+written by polars, so a pilot imports neither pyarrow nor numpy; a compacted part
+and an import's file, written a part at a time, by pyarrow.
 """
 
 from __future__ import annotations
