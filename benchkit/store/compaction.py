@@ -146,6 +146,8 @@ def drop_imports(store: Path, names: list[str]) -> bool:
     """Take the rows of these imports out of the parts that hold them, each part
     replaced at once by one without them (under the compaction lock, which the caller
     holds); whether any part held one."""
+    import pyarrow as pa
+
     dropped = False
     for part in [f for f in all_files(store, "runs") if f.name.startswith(PART)]:
         held = merged_imports(part)
@@ -153,8 +155,6 @@ def drop_imports(store: Path, names: list[str]) -> bool:
         if not gone:
             continue
         dropped = True
-        import pyarrow as pa
-
         table, kept, at = read_arrow(part), [], 0
         for row, rows in gone:
             kept.append(table.slice(at, row - at))

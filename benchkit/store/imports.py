@@ -83,7 +83,6 @@ def _cast(
     raw = frame[column]
     if isinstance(kind, pl.List):
         return raw.str.split(";").list.eval(pl.element().str.strip_chars()).alias(column), []
-    target = kind
     if isinstance(kind, pl.Boolean):
         lowered = raw.str.to_lowercase().str.strip_chars()
         wrong = lowered.is_not_null() & ~lowered.is_in(["true", "false", "1", "0"])
@@ -93,9 +92,9 @@ def _cast(
         when = raw.str.to_datetime(time_zone="UTC", strict=False).alias(column)
         bad = raw.is_not_null() & when.is_null()
         return when, _cells(frame, column, bad, "not a date and time", offset)
-    cast = raw.cast(target, strict=False)
+    cast = raw.cast(kind, strict=False)
     bad = raw.is_not_null() & cast.is_null()
-    return cast, _cells(frame, column, bad, f"not a {target}", offset)
+    return cast, _cells(frame, column, bad, f"not a {kind}", offset)
 
 
 SHOWN = 10  # bad cells a message names; the rest it counts
