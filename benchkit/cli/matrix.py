@@ -235,7 +235,7 @@ def run_matrix(matrix: dict[str, Any], store: Path | None, quiet: bool) -> None:
     show = [c for c in SPEC_COLUMNS if len(set(matrix[c])) > 1]  # what tells the runs apart
     from benchkit.run.events import Event, Planned, Recorded
     from benchkit.run.progress import Terminal
-    from benchkit.store.rows import run_row  # pyarrow: loaded by the commands that write
+    from benchkit.store.rows import run_row  # polars: loaded by the commands that write
 
     held: list[str] = []
 
