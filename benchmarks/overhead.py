@@ -58,7 +58,8 @@ LONG_SHARE = 0.01  # own work in the batch of long pilots
 CHILD = "--batch-child"  # the batch's own process: `overhead.py --batch-child OUT ARGS...`
 PILOT_PHASES = ("start", "prepare", "environment", "baseline", "execute", "verify")  # and reruns
 OWN_PHASES = ("score", "record")
-COMMAND_IMPORTS = (
+COMMAND_IMPORTS = (  # as the `benchkit` command starts (`benchkit.__main__`)
+    "from benchkit.workspace.processes import collects_rarely; collects_rarely(); "
     "import benchkit.cli, benchkit.run.launch, benchkit.run.pilot, benchkit.run.launchers"
 )
 FLOOR_IMPORTS = "import polars, pyarrow.parquet"
@@ -68,6 +69,9 @@ LIBRARY_IMPORTS = "import polars, click, pydantic"  # the libraries a pilot comm
 def _child(out: Path, argv: list[str]) -> None:
     """The batch: `benchkit pilot ARGV` in this process, with the bench's and the arm's
     time taken apart by phase, written to `out` as JSON when it ends."""
+    from benchkit.workspace.processes import collects_rarely
+
+    collects_rarely()  # first, as the `benchkit` command starts
     import benchkit.arms.builtin
     import benchkit.arms.command
     import benchkit.arms.prediction

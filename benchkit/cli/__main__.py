@@ -1,6 +1,9 @@
-"""`python -m benchkit.cli`: the same as the `benchkit` command."""
+"""`python -m benchkit.cli`: the same as the `benchkit` command, but that the package's
+imports come before the collector is set (`benchkit.__main__`)."""
 
 from benchkit.cli import main
+from benchkit.workspace.processes import collects_rarely
 
 if __name__ == "__main__":
+    collects_rarely()
     main()

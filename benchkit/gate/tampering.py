@@ -21,7 +21,6 @@ rests on.
 
 from __future__ import annotations
 
-import configparser
 import fnmatch
 import json
 import re
@@ -73,15 +72,24 @@ def sections_of(name: str, text: str | None) -> Any:
             tool = tomllib.loads(text).get("tool", {})
             return {k: tool.get(k) for k in ("pytest", "tox")}
         if name == "setup.cfg":
-            parser = configparser.RawConfigParser()
-            parser.read_string(text)
-            return {s: dict(parser[s]) for s in ("tool:pytest", "tox:tox") if parser.has_section(s)}
+            return _setup_cfg_sections(text)
         data = json.loads(text)
         scripts = data.get("scripts") or {}
         tests = {k: v for k, v in scripts.items() if re.match(r"^(pre|post)?test(:|$)", k)}
         return {"scripts": tests, "jest": data.get("jest")}
-    except (ValueError, configparser.Error, AttributeError):  # AttributeError: not an object
+    except (ValueError, AttributeError):  # AttributeError: not an object
         return text
+
+
+def _setup_cfg_sections(text: str) -> Any:
+    import configparser  # a change to a setup.cfg is rare: its parser is loaded then
+
+    parser = configparser.RawConfigParser()
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return text
+    return {s: dict(parser[s]) for s in ("tool:pytest", "tox:tox") if parser.has_section(s)}
 
 
 def tampered(

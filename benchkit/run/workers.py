@@ -5,12 +5,10 @@ worker's events come back through a queue, never as a callback."""
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import signal
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from benchkit.records import LauncherName, Run
 from benchkit.run.events import Event, Sink, relayed
@@ -20,6 +18,10 @@ from benchkit.run.plan import Plan
 from benchkit.store.store import Store
 from benchkit.workspace.processes import exits_quickly
 from benchkit.workspace.signals import Terminated, terminated, worker_started
+
+if TYPE_CHECKING:  # multiprocessing's modules are loaded when a pool starts, not before
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
 _EVENTS: list[Sink] = []  # in a worker process: where its pilot's events go
 
@@ -66,6 +68,9 @@ class Processes(Launcher):
     def start(self, pilots: int) -> None:
         if pilots < 2:
             return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         context = multiprocessing.get_context("spawn")
         self._told = context.Queue()
         self._pool = ProcessPoolExecutor(
@@ -77,6 +82,9 @@ class Processes(Launcher):
     def launch(self, plans: list[Plan], store: Store, *, keep: bool, events: Sink) -> Launched:
         if self._pool is None or self._told is None or len(plans) < 2:
             return Serial().launch(plans, store, keep=keep, events=events)
+        import multiprocessing
+        from concurrent.futures import as_completed
+
         done: dict[int, Run] = {}
         faults: list[Exception] = []
         with relayed(self._told, events):

@@ -104,6 +104,8 @@ def _package(test: str, version: str = "1.0.0") -> str:
         ("setup.cfg", "[metadata]\nname = a\n", "[metadata]\nname = b\n", False),
         ("setup.cfg", "[tool:pytest]\naddopts = -q\n", "[tool:pytest]\naddopts = -x\n", True),
         ("package.json", '{"scripts": ', '{"scripts": {}}', True),  # unreadable before
+        ("setup.cfg", "[metadata\nname = a\n", "[metadata]\nname = a\n", True),  # likewise
+        ("pyproject.toml", "[tool\n", "[tool]\n", True),
     ],
 )
 def test_a_project_file_counts_when_its_test_sections_change(
