@@ -143,10 +143,10 @@ def _signal_zero(pid: int) -> bool:
 def collects_rarely() -> None:
     """This process (a benchkit command) runs the collector's full passes a tenth as
     often: what its imports make (polars', pydantic's and benchkit's own classes and
-    functions) lives as long as it does and holds no garbage cycle, and the full passes
-    over it took 20 to 40 ms of every command's start. The young generations are
-    collected as ever, so a long matrix's cycles still go; a full pass still comes,
-    after ten times the allocations."""
+    functions) lives as long as the process, and the full passes over it took 20 to 40
+    ms of every command's start. The young generations are collected as ever, so a
+    long matrix's short-lived cycles still go; a full pass still comes, after ten times
+    the allocations."""
     young, middle, _ = gc.get_threshold()
     gc.set_threshold(young, middle, FULL_PASS_EVERY)
 
