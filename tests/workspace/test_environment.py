@@ -130,7 +130,8 @@ def test_a_bench_runs_in_its_own_environment(
     assert str(OWN) not in rows[0]["env_python"]
     # the second pilot reused what the first built: its log says so, and no install
     log = Path(rows[1]["artifacts"], "logs", "environment.log").read_text()
-    assert log == f"environment {rows[1]['env_key']}: reused from {Path(log.split()[-1])}\n"
+    key = rows[1]["env_key"]
+    assert log == f"environment {key}: reused from {envs_dir() / key}\n"
 
 
 def test_without_the_environment_the_import_error_is_shown(
