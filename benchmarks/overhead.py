@@ -19,18 +19,19 @@ and the imports, planning, the store's reads, the claims, the worktrees, the
 snapshot of the arm's tree, the reports read, the gate, the score, the record, the
 heartbeats, the cleanup, the printing, the compaction and the exit.
 
-The floor, measured in the same run: an interpreter that imports polars and
-pyarrow (the libraries a Parquet store's writer and reader take; a pilot writes and
-reads its store by polars alone, and imports no pyarrow) and exits, timed from
-outside (the best of 5), plus the git commands the batch ran (their processes' whole lives,
-timed inside it): what a Python tool that records runs and makes worktrees cannot
-go under. Targets: benchkit's own share of the demo batch at most 1 point above the
+The floor, measured in the same run: an interpreter that imports polars and pyarrow
+(the libraries a Parquet store's writer and reader take; a pilot writes and reads
+its store by polars alone, and imports no pyarrow) and exits, timed from outside
+(the best of 5), plus the git commands the batch ran (their processes' whole lives,
+timed inside it): what a Python tool that records runs and makes worktrees cannot go
+under. Targets: benchkit's own share of the demo batch at most 1 point above the
 floor's; its own work in a pilot (wall less the bench's and the arm's, the median of
 the batch) under 0.2 s; a heartbeat's stage beat under 1 ms on the pilot's path; a
 command's start (python importing what `benchkit pilot` imports before its first
-pilot) within 1.3x of the import floor; and under 1% of the long batch. Beside the
-command's imports, those of the libraries it needs (polars, click, pydantic) alone:
-what is left is benchkit's own modules.
+pilot, its collector set first as `benchkit.__main__` sets it) within 1.3x of the
+import floor; and under 1% of the long batch. Beside the command's imports, those of
+the libraries it needs (polars, click, pydantic) alone: what is left is benchkit's
+own modules.
 
     .venv/bin/python benchmarks/overhead.py [--arm ARM ...] [--trials N] [--long-s S]
         [--sandbox auto]
