@@ -81,7 +81,7 @@ class Benchkit:
     def __init__(
         self, tiny: TinyRepo, tmp_path: Path, arm: str | Path, *extra: str, **env: str
     ) -> None:
-        self.store = tmp_path / "store"
+        self.store = tiny.seeded(tmp_path / "store")
         self.pids = tmp_path / "pids.txt"
         self.trace = tmp_path / "trace.json"
         self.env = {

@@ -34,8 +34,13 @@ from tests.helpers import PATIENCE_S, started_as_a_terminal_starts_it
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
 
-def _one(tiny: TinyRepo, arm: str, store: Path, **kw: object) -> benchkit.Run:
-    """One pilot, run even when the store holds its unit (in a new set)."""
+def _one(
+    tiny: TinyRepo, arm: str, store: Path, *, seeded: bool = True, **kw: object
+) -> benchkit.Run:
+    """One pilot, run even when the store holds its unit (in a new set); the store holds
+    the bench's checks at base (`TinyRepo.seeded`) unless not `seeded`."""
+    if seeded:
+        tiny.seeded(store)
     [run] = benchkit.pilot(str(tiny.bench_dir), arm=arm, store=store, new_set=True, **kw)  # type: ignore[arg-type]
     return run
 
@@ -286,7 +291,7 @@ def test_compare_counts_neither_a_stopped_run_nor_an_unjudged_one_as_the_arms(
 
 
 def test_the_baseline_is_cached_by_base_sha_and_checks(tiny: TinyRepo, tmp_path: Path) -> None:
-    first = _one(tiny, "noop", tmp_path)
+    first = _one(tiny, "noop", tmp_path, seeded=False)
     second = _one(tiny, "human", tmp_path)
     assert (first.baseline_cached, second.baseline_cached) == (False, True)
     assert first.baseline_key == second.baseline_key

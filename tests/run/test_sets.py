@@ -32,7 +32,7 @@ UNIT = ["bench", "arm", "executor", "model", "max_cost", "trial"]
 def test_the_same_matrix_twice_adds_nothing_and_more_trials_continue(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
-    store = tmp_path / "store"
+    store = tiny.seeded(tmp_path / "store")
     matrix = ("--bench", str(tiny.bench_dir), "--arm", "noop", "--arm", "human")
     first = benchkit_cli("pilot", *matrix, "--trials", "2", "--set", "s1", "--store", str(store))
     assert first.returncode == 0, first.stderr
@@ -52,7 +52,7 @@ def test_the_same_matrix_twice_adds_nothing_and_more_trials_continue(
 
 
 def test_a_changed_arm_file_under_the_same_set_is_refused(tiny: TinyRepo, tmp_path: Path) -> None:
-    store = tmp_path / "store"
+    store = tiny.seeded(tmp_path / "store")
     arm = tmp_path / "tool.toml"
     arm.write_text('name = "tool"\ncommand = "echo one > one.txt"\n')
     args = ("pilot", "--bench", str(tiny.bench_dir), "--arm", str(arm), "--set", "s1")
@@ -77,7 +77,7 @@ def test_a_set_whose_runs_left_the_arm_files_model_unrecorded_is_resumed_not_run
 ) -> None:
     """Runs recorded before the arm file's model was the run's (`model` empty): the
     same units now, with the model recorded, are held, not pilots to run again."""
-    store = tmp_path / "store"
+    store = tiny.seeded(tmp_path / "store")
     arm = tmp_path / "tool.toml"
     arm.write_text('name = "tool"\nmodel = "m-1"\ncommand = "echo one > one.txt"\n')
     [run] = benchkit.pilot(tiny.bench_dir, str(arm), run_set="s1", store=store, sandbox="none")
@@ -113,7 +113,7 @@ def test_a_set_whose_runs_left_the_arm_files_model_unrecorded_is_resumed_not_run
 def test_a_changed_bench_file_is_refused_and_a_var_is_part_of_the_arm(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
-    store = tmp_path / "store"
+    store = tiny.seeded(tmp_path / "store")
     arm = tmp_path / "tool.toml"
     arm.write_text('name = "tool"\ncommand = "echo {word} > w.txt"\n[vars]\nword = "a"\n')
     benchkit.pilot(tiny.bench_dir, str(arm), store=store, sandbox="none")
@@ -128,7 +128,7 @@ def test_a_changed_bench_file_is_refused_and_a_var_is_part_of_the_arm(
 def test_a_resumed_set_after_a_sigkill_runs_only_what_is_missing(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
-    store = tmp_path / "store"
+    store = tiny.seeded(tmp_path / "store")
     marker = tmp_path / "marker"
     free = tmp_path / "free"  # once it exists, every pilot ends at once
     arm = tmp_path / "slow.toml"  # the first pilot ends at once; the others wait
@@ -189,7 +189,7 @@ def _sleeping() -> bool:
 def test_retry_failed_runs_a_retryable_failure_again_under_its_trial(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
-    store = tmp_path / "store"
+    store = tiny.seeded(tmp_path / "store")
     flag = tmp_path / "fail-once"
     flag.write_text("")
     arm = tmp_path / "flaky.toml"  # rate-limited the first time: worth a retry
@@ -211,7 +211,7 @@ def test_retry_failed_runs_a_retryable_failure_again_under_its_trial(
 def test_rerun_runs_a_recorded_spec_again_as_a_new_run_naming_it(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
-    store = tmp_path / "store"
+    store = tiny.seeded(tmp_path / "store")
     first, _ = benchkit.pilot(
         tiny.bench_dir, "human", store=store, sandbox="none", trials=2, checks=["test"]
     )

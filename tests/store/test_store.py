@@ -76,7 +76,7 @@ def test_every_column_is_declared_once_with_a_meaning() -> None:
 def test_the_store_reads_in_pyarrow_polars_pandas_and_duckdb(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
-    benchkit.pilot(str(tiny.bench_dir), arm=["human", "noop"], store=tmp_path)
+    benchkit.pilot(str(tiny.bench_dir), arm=["human", "noop"], store=tiny.seeded(tmp_path))
     files = sorted((tmp_path / "runs").glob("*.parquet"))
     assert len(files) == 2
     assert not list(tmp_path.rglob("*.tmp"))
@@ -138,7 +138,7 @@ def _plain(kind: pa.DataType) -> pa.DataType:
 def test_a_corrupt_file_is_skipped_with_a_warning_naming_it(
     tiny: TinyRepo, tmp_path: Path, garbage: bytes
 ) -> None:
-    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=tmp_path)
+    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=tiny.seeded(tmp_path))
     bad = tmp_path / "runs" / "20990101T000000-deadbeef.parquet"
     bad.write_bytes(garbage)
     with pytest.warns(StoreWarning, match=r"skipped .*20990101T000000-deadbeef\.parquet"):
@@ -157,7 +157,7 @@ def test_two_matrices_write_and_compact_one_store_at_once(tiny: TinyRepo, tmp_pa
     a table: each compacts as it goes and as it ends (one passing while the other
     merges), and no run is lost or doubled, nor any of its rows."""
     store = tmp_path / "shared"
-    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=store, sandbox="none")
+    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tiny.seeded(store), sandbox="none")
     ids = [f"20260101T0000{n:02d}-{n:08x}" for n in range(AUTO_COMPACT - 1)]
     for table in ("runs", "checks", "tests", "sites", "sessions", "commits", "ci"):
         _copies(store, table, ids)
@@ -196,7 +196,7 @@ def test_two_matrices_write_and_compact_one_store_at_once(tiny: TinyRepo, tmp_pa
 def test_a_matrix_compacts_as_it_goes(tiny: TinyRepo, tmp_path: Path) -> None:
     """The store one run short of `AUTO_COMPACT` files a table: the matrix's first
     recorded run makes it due, and its second pilot finds the store compacted."""
-    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tmp_path, sandbox="none")
+    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tiny.seeded(tmp_path), sandbox="none")
     ids = [f"20260101T0000{n:02d}-{n:08x}" for n in range(AUTO_COMPACT - 2)]
     for table in ("runs", "checks"):
         _copies(tmp_path, table, ids)
@@ -239,7 +239,7 @@ def test_two_processes_on_one_set_share_its_units_and_run_none_twice(
 
 
 def test_compaction_keeps_every_row_and_reads_once(tiny: TinyRepo, tmp_path: Path) -> None:
-    benchkit.pilot(str(tiny.bench_dir), arm=["human", "noop", "noop"], store=tmp_path)
+    benchkit.pilot(str(tiny.bench_dir), arm=["human", "noop", "noop"], store=tiny.seeded(tmp_path))
     before = {t: benchkit.table(t, tmp_path).sort(pl.all()) for t in ("runs", "checks", "tests")}
     merged = benchkit.compact(tmp_path)
     assert merged["runs"] == 3 and merged["checks"] == 3
@@ -266,7 +266,7 @@ def test_a_read_of_many_loose_runs_writes_nothing_and_a_compaction_merges_them(
     nothing, even with no compaction under way; `benchkit compact` merges the finished
     ones into one part (a running run stays loose), the same rows read after, and a
     second compaction doubles nothing."""
-    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tmp_path)
+    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tiny.seeded(tmp_path))
     [path] = (tmp_path / "runs").glob("*.parquet")
     row = pq.read_table(path)
     ids = [f"20260101T0000{n:02d}-{n:08x}" for n in range(AUTO_COMPACT + 6)]
@@ -313,7 +313,7 @@ def test_a_lazy_scan_of_many_loose_files_reads_them_at_once_and_skips_a_bad_one(
     """Past SCAN_AT_ONCE runs' own files, `bk.scan` reads them in one scan, not footer
     by footer: the same rows as a read, nothing written, a corrupt file still skipped
     with a warning naming it, the filters still applied."""
-    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tmp_path)
+    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tiny.seeded(tmp_path))
     ids = [f"20260101T0000{n:02d}-{n:08x}" for n in range(SCAN_AT_ONCE + 6)]
     for table in ("runs", "checks"):
         _copies(tmp_path, table, ids)
@@ -342,7 +342,7 @@ def test_a_file_a_part_holds_is_read_once_when_parts_have_other_columns(
 ) -> None:
     """A later part holds a check the first does not (a second bench's): the runs a
     part holds are still known, so a file a stopped merge left is not read twice."""
-    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tmp_path)
+    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tiny.seeded(tmp_path))
     [path] = (tmp_path / "runs").glob("*.parquet")
     row = pq.read_table(path)
     first = [f"20260101T0000{n:02d}-{n:08x}" for n in range(AUTO_COMPACT + 1)]
@@ -382,7 +382,7 @@ def test_a_file_this_user_cannot_read_is_skipped_by_a_scan_and_a_read(
 ) -> None:
     """A store shared by a lab: a file another user wrote for themselves only is
     skipped with a warning naming it, by the scan of many files as by the read."""
-    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tmp_path)
+    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tiny.seeded(tmp_path))
     ids = [f"20260101T0000{n:02d}-{n:08x}" for n in range(SCAN_AT_ONCE + 6)]
     _copies(tmp_path, "checks", ids)
     everything = read_table(tmp_path, "checks").height
@@ -408,7 +408,7 @@ def test_a_file_this_user_cannot_read_is_skipped_by_a_scan_and_a_read(
 
 def test_a_read_survives_a_merge_under_it(tiny: TinyRepo, tmp_path: Path) -> None:
     """A compaction merges the files a read listed: the read lists them again."""
-    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tmp_path)
+    benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tiny.seeded(tmp_path))
     [path] = (tmp_path / "runs").glob("*.parquet")
     row = pq.read_table(path)
     for n in range(AUTO_COMPACT + 6):
@@ -435,7 +435,7 @@ def test_a_read_survives_a_merge_under_it(tiny: TinyRepo, tmp_path: Path) -> Non
 
 
 def test_a_running_run_is_not_compacted(tiny: TinyRepo, tmp_path: Path) -> None:
-    benchkit.pilot(str(tiny.bench_dir), arm=["noop", "noop"], store=tmp_path)
+    benchkit.pilot(str(tiny.bench_dir), arm=["noop", "noop"], store=tiny.seeded(tmp_path))
     [first, _] = benchkit.runs(tmp_path)["run_id"].to_list()
     update_run(tmp_path, first, {"status": "running"})
     merged = benchkit.compact(
@@ -452,7 +452,7 @@ def _cli(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
 def test_a_file_of_the_wrong_schema_is_skipped_once_by_reads_and_compaction(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
-    benchkit.pilot(str(tiny.bench_dir), arm=["noop", "noop"], store=tmp_path)
+    benchkit.pilot(str(tiny.bench_dir), arm=["noop", "noop"], store=tiny.seeded(tmp_path))
     wrong = tmp_path / "runs" / "20990101T000000-wrongtyp.parquet"
     pq.write_table(pa.table({"run_id": ["x"], "status": [3], "trial": ["one"]}), wrong)
     corrupt = tmp_path / "checks" / "20990101T000000-corrupt0.parquet"
@@ -493,7 +493,7 @@ def test_a_file_of_another_table_or_of_no_table_is_no_run(
     """A `sites` file copied into `runs/`, a Parquet file of someone else's, and a file
     written by a newer benchkit (schema 99) are not read as runs with empty columns:
     each is skipped with a warning that names it and says why; the runs all read."""
-    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=tmp_path)
+    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=tiny.seeded(tmp_path))
     _copies(tmp_path, "runs", [f"20260101T0000{n:02d}-{n:08x}" for n in range(loose - 1)])
     runs = tmp_path / "runs"
     [sites] = (tmp_path / "sites").glob("*.parquet")
@@ -522,7 +522,7 @@ def test_a_newer_benchkits_file_among_many_is_neither_read_nor_merged(
 ) -> None:
     """Read in one scan and compacted, the runs' own files leave out a newer schema's
     file: named in a warning, not in the part, and still where it was."""
-    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=tmp_path)
+    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=tiny.seeded(tmp_path))
     _copies(tmp_path, "runs", [f"20260101T0000{n:02d}-{n:08x}" for n in range(AUTO_COMPACT + 1)])
     runs = tmp_path / "runs"
     _newer_file(runs)
@@ -544,7 +544,7 @@ def test_a_part_of_a_newer_benchkit_gives_its_current_rows_to_every_read(
     """A part a newer benchkit merged holds a current row and a row of schema 99: a
     read in one scan, a lazy scan and a read footer by footer (a corrupt file beside
     it) all take the first and leave out the second, saying so."""
-    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=tmp_path)
+    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=tiny.seeded(tmp_path))
     _copies(tmp_path, "runs", [f"20260101T0000{n:02d}-{n:08x}" for n in range(loose - 1)])
     part = _newer_file(tmp_path / "runs", versions=(SCHEMA_VERSION, 99))
     with pytest.warns(StoreWarning, match=rf"{part.name}: 1 row of schema version 99"):
@@ -662,7 +662,9 @@ def test_a_plot_of_no_runs_or_to_no_folder_is_one_line(tmp_path: Path) -> None:
 def test_a_store_reads_in_one_scan_and_a_check_never_noted_still_reads(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
-    benchkit.pilot(str(tiny.bench_dir), arm=["human", "noop"], store=tmp_path, sandbox="none")
+    benchkit.pilot(
+        str(tiny.bench_dir), arm=["human", "noop"], store=tiny.seeded(tmp_path), sandbox="none"
+    )
     note = tmp_path / "runs" / ".checks"
     assert note.read_text().split() == ["lint", "test"]  # written beside the runs files
     fast = benchkit.runs(tmp_path)
@@ -679,7 +681,9 @@ def test_wall_time_is_the_whole_pilot_and_its_phases_sum_to_it(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
     before = datetime.now(UTC)
-    [run] = benchkit.pilot(str(tiny.bench_dir), arm="human", store=tmp_path, sandbox="none")
+    [run] = benchkit.pilot(
+        str(tiny.bench_dir), arm="human", store=tiny.seeded(tmp_path), sandbox="none"
+    )
     after = datetime.now(UTC)
     row = benchkit.runs(tmp_path).row(0, named=True)
     phases = ["start", "prepare", "environment", "baseline", "execute", "verify", "score"]

@@ -51,7 +51,7 @@ def _pilot(
     argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
     for arm in arms:
         argv += ["--arm", str(arm)]
-    argv += ["--store", str(tmp_path / "store"), "--sandbox", sandbox]
+    argv += ["--store", str(tiny.seeded(tmp_path / "store")), "--sandbox", sandbox]
     return subprocess.run(
         argv, capture_output=True, text=True, timeout=PATIENCE_S, env={**os.environ, **env}
     )
