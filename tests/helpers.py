@@ -83,6 +83,17 @@ NEEDS = {BWRAP_REASON: "sandbox", CHROMIUM_REASON: "browser", NODE_REASON: "node
 so that `-m "not sandbox"` and the like select them."""
 
 
+def environment_log(artifacts: str | Path) -> str:
+    """What a run's environment stage said (its `environment.log`)."""
+    return Path(artifacts, "logs", "environment.log").read_text()
+
+
+def reused(key: str) -> str:
+    """How an environment log begins when the pilot took the cached environment `key`
+    as it was, with no build of its own."""
+    return f"environment {key}: reused from "
+
+
 def benchkit_modules(root: Path) -> dict[str, Path]:
     """Every module of the package under `root` (its bundled data left out)."""
     found = {}

@@ -20,7 +20,7 @@ import pytest
 import benchkit
 from benchkit.errors import BenchError
 from tests.conftest import ROOT, a_cache, sh_git
-from tests.helpers import benchkit_cli, needs_node
+from tests.helpers import benchkit_cli, environment_log, needs_node, reused
 
 DEMO_NODE = ROOT / "benchkit" / "bundled" / "benches" / "demo-node"
 JEST = ROOT / "tests" / "fixtures" / "node-jest"
@@ -86,10 +86,9 @@ def test_the_demo_node_bench_of_four_arms(demo_node: DemoNode) -> None:
     assert "new failing test file test/ledger-v2.test.ts" in done.stdout
     # npm ci once, on the first pilot; the others reuse (copy) its node_modules
     rows = benchkit.runs(store).to_dicts()  # in the order they ran
-    first, *later = (Path(r["artifacts"], "logs", "environment.log").read_text() for r in rows)
+    first, *later = (environment_log(r["artifacts"]) for r in rows)
     assert ": npm ci with npm " in first and len(later) == 3, (first, later)
-    reused = f"environment {rows[0]['env_key']}: reused from "
-    assert all(log.startswith(reused) for log in later), later
+    assert all(log.startswith(reused(rows[0]["env_key"])) for log in later), later
     assert str(runs["human"]["env_python"]).startswith("node v")
     listed = benchkit_cli("env", "list", env=demo_node.env).stdout.splitlines()
     assert any(line.startswith("node-") and "  node v" in line for line in listed), listed

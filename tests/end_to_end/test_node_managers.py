@@ -15,7 +15,7 @@ import pytest
 
 import benchkit
 from tests.conftest import ROOT, a_cache, make_repo
-from tests.helpers import needs_node
+from tests.helpers import environment_log, needs_node, reused
 
 pytestmark = [pytest.mark.node, needs_node]
 
@@ -49,13 +49,13 @@ def test_a_pnpm_or_yarn_repository_builds_its_environment_once_with_its_manager(
     assert [(r.status, r.after("test").status) for r in runs] == [("ok", "ok"), ("ok", "ok")]  # type: ignore[union-attr]
     assert runs[0].environment is not None and runs[0].environment.packages == ("is-number==7.0.0",)
     manager = name.removesuffix("-berry")
-    built, again = ((Path(r.artifacts) / "logs" / "environment.log").read_text() for r in runs)
+    built, again = (environment_log(r.artifacts) for r in runs)
     verb = "ci" if manager == "npm" else "install"
     installed = f": {manager} {verb} with {manager} "
     assert installed in built
     # built once, then the second pilot's is the cache's, with no install of its own
     key = runs[0].environment.key
-    assert again.startswith(f"environment {key}: reused from ") and installed not in again, again
+    assert again.startswith(reused(key)) and installed not in again, again
 
 
 def test_an_install_the_registry_refuses_names_what_it_refused(
@@ -138,10 +138,10 @@ def test_a_pnpm_workspace_installs_once_at_its_root_and_merges_its_packages_repo
         assert ("packages/cart/test/cart.test.js", "failed") in reruns
         assert (run.sites_total, run.sites_covered, run.sites_unrelated) == (3, 3, 1)
     assert (human.sites_covered, noop.sites_covered) == (3, 0)
-    logs = [(Path(r.artifacts) / "logs" / "environment.log").read_text() for r in first]
+    logs = [environment_log(r.artifacts) for r in first]
     assert ": pnpm install with pnpm 9." in logs[0]  # installed once, by the first pilot
     assert human.environment is not None
-    assert all(log.startswith(f"environment {human.environment.key}: reused") for log in logs[1:])
+    assert all(log.startswith(reused(human.environment.key)) for log in logs[1:])
 
 
 def _digest_env(env: Path) -> str:

@@ -21,7 +21,7 @@ from benchkit.workspace.inventory import cached
 from benchkit.workspace.recipe import META, envs_dir
 from benchkit.workspace.venv import uv
 from tests.conftest import make_repo, sh_git, write_files
-from tests.helpers import PATIENCE_S, needs_bwrap
+from tests.helpers import PATIENCE_S, environment_log, needs_bwrap, reused
 
 pytestmark = [
     pytest.mark.fresh_environments,  # each builds, lists, prunes or drops its own
@@ -129,9 +129,8 @@ def test_a_bench_runs_in_its_own_environment(
     assert rows[0]["env_python"].startswith("3.11.")
     assert str(OWN) not in rows[0]["env_python"]
     # the second pilot reused what the first built: its log says so, and no install
-    log = Path(rows[1]["artifacts"], "logs", "environment.log").read_text()
     key = rows[1]["env_key"]
-    assert log == f"environment {key}: reused from {envs_dir() / key}\n"
+    assert environment_log(rows[1]["artifacts"]) == f"{reused(key)}{envs_dir() / key}\n"
 
 
 def test_without_the_environment_the_import_error_is_shown(
