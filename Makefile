@@ -8,14 +8,25 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install demo test lint docs bench clean
 
+# Not byte-compiled at install: libraries' own test suites, Ray's libraries that benchkit
+# never imports (RLlib, Tune, Train, Serve, Data, LLM, AIR) and mypy's sources beside its
+# compiled modules: 40% of the .py files' bytes, a third of a clean install's time
+UNCOMPILED := /(tests?|ray/(rllib|tune|train|serve|data|llm|air)|mypyc?)/
+
 $(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@test -x $(BIN)/python || $(PYTHON) -m venv --without-pip $(VENV)
 	@# uv, one of benchkit's own dependencies, installs the rest: in seconds, where pip
-	@# took most of a minute. Byte-compiled now, the libraries and benchkit alike: with
-	@# PYTHONDONTWRITEBYTECODE set, every start would compile what it imports, again
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check 'uv>=0.5'
-	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'
-	$(BIN)/python -m compileall -q benchkit
+	@# took most of a minute. It comes from the system's pip when that can install into
+	@# the venv (pip 22.3 and later), else from the venv's own pip, made by ensurepip
+	@test -x $(BIN)/uv \
+		|| $(PYTHON) -m pip --python $(BIN)/python install --quiet --disable-pip-version-check 'uv>=0.5' 2>/dev/null \
+		|| { $(BIN)/python -m ensurepip --default-pip > /dev/null \
+			&& $(BIN)/python -m pip install --quiet --disable-pip-version-check 'uv>=0.5'; }
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
+	@# byte-compiled now, the libraries and benchkit alike (uv's --compile-bytecode takes
+	@# every file): with PYTHONDONTWRITEBYTECODE set, every start would compile what it
+	@# imports, again. A file left out is compiled where it is imported, as without this
+	$(BIN)/python -m compileall -q -j 0 -x '$(UNCOMPILED)' $(VENV)/lib benchkit
 	@touch $(STAMP)
 
 install: $(STAMP)

@@ -112,6 +112,18 @@ def a_cache(tmp_path_factory: pytest.TempPathFactory, environments: Path | None)
     return cache
 
 
+def with_checks_at_base(store: Path, source: Path) -> Path:
+    """`store`, holding the checks at base that the store `source` holds, as a store does
+    after its first pilot: a pilot of the same bench there reads them where a new store
+    would run them again. A store that holds checks at base already is left as it is.
+    A test of the checks at base themselves (when they run, what they find) takes a
+    store of its own."""
+    if not (store / "baselines").exists():
+        for part in ("baselines", "artifacts/baselines"):
+            shutil.copytree(source / part, store / part, dirs_exist_ok=True)
+    return store
+
+
 @dataclass(frozen=True)
 class TinyRepo:
     """A real git repository with a base commit and a human commit on branch `human`."""
@@ -128,16 +140,10 @@ class TinyRepo:
         return self.bench_dir / "bench.toml"
 
     def seeded(self, store: Path) -> Path:
-        """`store`, holding the bench's checks at base as a store does after its first
-        pilot: a pilot there reads them (a fifth of a CPU-second saved), and the rest of
-        the store is new. Every tiny repository is the same commits, so its checks at
-        base have one key, whatever the test. A store that holds checks at base already
-        is left as it is. A test of the checks at base themselves (when they run, what
-        they find) takes a store of its own."""
-        if self.at_base is not None and not (store / "baselines").exists():
-            for part in ("baselines", "artifacts/baselines"):
-                shutil.copytree(self.at_base / part, store / part, dirs_exist_ok=True)
-        return store
+        """`store`, holding the bench's checks at base (`with_checks_at_base`): a pilot
+        there reads them (a fifth of a CPU-second saved). Every tiny repository is the
+        same commits, so its checks at base have one key, whatever the test."""
+        return store if self.at_base is None else with_checks_at_base(store, self.at_base)
 
 
 BASE_FILES = {

@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 import benchkit
-from tests.conftest import ROOT, a_cache
+from tests.conftest import ROOT, a_cache, with_checks_at_base
 from tests.helpers import benchkit_cli
 
 pytestmark = pytest.mark.slow
@@ -241,10 +241,13 @@ FAILURES = [
 
 @pytest.fixture(scope="module")
 def failed(
-    tmp_path_factory: pytest.TempPathFactory, shared_environments: Path
+    tmp_path_factory: pytest.TempPathFactory,
+    shared_environments: Path,
+    matrix: tuple[Path, str, str],
 ) -> dict[tuple[str, str, str], dict[str, object]]:
-    """Each failure shape of each tool, one pilot each (in this process)."""
-    store = tmp_path_factory.mktemp("agents-failed")
+    """Each failure shape of each tool, one pilot each (in this process), in a store
+    that holds the matrix's checks at base."""
+    store = with_checks_at_base(tmp_path_factory.mktemp("agents-failed"), matrix[0])
     found = {}
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("BENCHKIT_CACHE", str(a_cache(tmp_path_factory, shared_environments)))

@@ -16,7 +16,7 @@ from benchkit.bench.find import find_bench
 from benchkit.bench.sites import human_sites, parse_diff
 from benchkit.workspace.git import diff
 from benchkit.workspace.repository import prepare_repository
-from tests.conftest import DEMO, a_cache
+from tests.conftest import DEMO, a_cache, with_checks_at_base
 from tests.helpers import DEMO_BASE_SHA, DEMO_HUMAN_SHA
 
 pytestmark = pytest.mark.slow
@@ -35,6 +35,11 @@ def demo_runs(
         mp.setenv("BENCHKIT_CACHE", str(a_cache(tmp_path_factory, shared_environments)))
         benchkit.pilot("demo", arm=ARMS, store=store, max_cost=0.5)
         yield benchkit.runs(store)
+
+
+def _store(runs: pl.DataFrame) -> Path:
+    """The store the demo's runs were read from: their artifacts' folder's."""
+    return Path(str(_row(runs, "noop")["artifacts"])).parent.parent
 
 
 def _row(runs: pl.DataFrame, arm: str) -> dict[str, object]:
@@ -107,7 +112,7 @@ def test_the_demo_checks(demo_runs: pl.DataFrame) -> None:
 
 
 def test_the_base_checks_fail_one_test_file(demo_runs: pl.DataFrame) -> None:
-    store = Path(str(_row(demo_runs, "noop")["artifacts"])).parent.parent
+    store = _store(demo_runs)
     checks = benchkit.table("checks", store)
     base = checks.filter((pl.col("phase") == "base") & (pl.col("check") == "test"))
     assert base["count"].to_list() == [1] * len(ARMS)
@@ -117,14 +122,15 @@ def test_the_base_checks_fail_one_test_file(demo_runs: pl.DataFrame) -> None:
 
 
 def test_checks_test_the_worktree_not_a_shadowing_copy(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_runs: pl.DataFrame
 ) -> None:
     # A base copy of tally on the caller's PYTHONPATH must not hide agent-b's
     # regression: the checks see only the worktree's code.
     shadow = tmp_path / "shadow"
     shutil.copytree(DEMO / "base" / "src", shadow)
     monkeypatch.setenv("PYTHONPATH", str(shadow))
-    [run] = benchkit.pilot("demo", arm="replay:agent-b", store=tmp_path / "store")
+    store = with_checks_at_base(tmp_path / "store", _store(demo_runs))
+    [run] = benchkit.pilot("demo", arm="replay:agent-b", store=store)
     test = run.after("test")
     assert test is not None
     assert (test.status, test.count) == ("fail", 2)
@@ -167,7 +173,7 @@ def test_the_baseline_runs_once(demo_runs: pl.DataFrame) -> None:
 
 
 def test_the_tests_table(demo_runs: pl.DataFrame) -> None:
-    store = Path(str(_row(demo_runs, "noop")["artifacts"])).parent.parent
+    store = _store(demo_runs)
     tests = benchkit.table("tests", store)
     b = _row(demo_runs, "replay:agent-b")["run_id"]
     mine = tests.filter(pl.col("run_id") == b)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import benchkit
-from tests.conftest import ROOT, a_cache, make_repo
+from tests.conftest import ROOT, a_cache, make_repo, with_checks_at_base
 from tests.helpers import environment_log, needs_node, reused
 
 pytestmark = [pytest.mark.node, needs_node]
@@ -117,7 +117,9 @@ def test_a_pnpm_workspace_installs_once_at_its_root_and_merges_its_packages_repo
         "packages/cart/node_modules",
     ]
     built = _digest_env(env)
-    [copied] = benchkit.pilot(str(WORKSPACE), arm=agent, store=tmp_path / "c", sandbox="none")
+    # without a sandbox, in a store that has read the checks at base of the first
+    other = with_checks_at_base(tmp_path / "c", tmp_path / "s")
+    [copied] = benchkit.pilot(str(WORKSPACE), arm=agent, store=other, sandbox="none")
     assert _digest_env(env) == built
     human, noop, bound = first
     assert {r.sandbox for r in first} == {sandbox}

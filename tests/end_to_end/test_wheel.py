@@ -1,5 +1,7 @@
 """An installable wheel: built from the checkout, installed into a fresh virtualenv
-outside it, and run from another folder, as a user who did `pip install benchkit`.
+outside it, and run from another folder, as a user who did `pip install benchkit`. uv
+(one of benchkit's dependencies) builds and installs it, with the checkout's setuptools:
+the development virtualenv has no pip of its own.
 
 The fresh virtualenv takes benchkit from the wheel alone; the libraries benchkit needs
 (polars, pyarrow, ...) are borrowed from the test's own environment through a path
@@ -19,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from uv import find_uv_bin
 
 from tests.conftest import ROOT, a_cache, sh_git
 from tests.helpers import DEMO_BASE_SHA, DEMO_HUMAN_SHA, PATIENCE_S
@@ -46,8 +49,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     _run(
         [
-            *(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps"),
-            *("--no-build-isolation", "--wheel-dir", str(out), str(source)),
+            *(find_uv_bin(), "build", "--quiet", "--wheel", "--no-build-isolation"),
+            *("--python", sys.executable, "--out-dir", str(out), str(source)),
         ]
     )
     [built] = out.glob("benchkit-*.whl")
@@ -60,8 +63,8 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     venv = tmp_path_factory.mktemp("venv") / "v"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
     python = venv / "bin" / "python"
-    pip = [sys.executable, "-m", "pip", "--python", str(python)]
-    _run([*pip, "install", "--quiet", "--no-deps", str(wheel)])
+    install = [find_uv_bin(), "pip", "install", "--quiet", "--no-deps", "--python", str(python)]
+    _run([*install, str(wheel)])
     site = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
     Path(site.stdout.strip(), "borrowed.pth").write_text(sysconfig.get_path("purelib") + "\n")
     yield venv / "bin" / "benchkit"
