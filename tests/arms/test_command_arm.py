@@ -630,7 +630,7 @@ def test_an_arm_that_breaks_its_git_still_has_its_change_read(
     # its .git is no reason to lose its change (with a linked worktree, it was).
     arm = tmp_path / "breaker.toml"
     arm.write_text(f'name = "breaker"\ncommand = ["sh", "-c", "{breaks} && echo x > n.txt"]\n')
-    store = tmp_path / "store"
+    store = tiny.seeded(tmp_path / "store")
     done = subprocess.run(
         [
             *(sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)),

@@ -31,7 +31,7 @@ def test_pilot_prints_a_line_per_run_and_a_table(tiny: TinyRepo, tmp_path: Path)
         "--arm",
         "noop",
         module="benchkit.cli",
-        store=tmp_path,
+        store=tiny.seeded(tmp_path),
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -164,7 +164,7 @@ def test_pilot_runs_a_matrix_in_one_call(tiny: TinyRepo, tmp_path: Path) -> None
     (other / "bench.toml").write_text(text)
     args = ["--bench", str(tiny.bench_dir), "--bench", str(other), "--arm", "human"]
     args += ["--arm", "noop", "--model", "m1", "--model", "m2"]
-    done = benchkit_cli("pilot", *args, module="benchkit.cli", store=tmp_path / "s")
+    done = benchkit_cli("pilot", *args, module="benchkit.cli", store=tiny.seeded(tmp_path / "s"))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     names = [line.split(":")[0] for line in lines[:8]]
@@ -187,7 +187,7 @@ def test_pilot_runs_a_matrix_in_one_call(tiny: TinyRepo, tmp_path: Path) -> None
 
 def test_the_api_takes_lists_for_a_matrix(tiny: TinyRepo, tmp_path: Path) -> None:
     runs = benchkit.pilot(
-        tiny.bench_dir, arm="noop", model=["a", "b"], trials=2, store=tmp_path / "s"
+        tiny.bench_dir, arm="noop", model=["a", "b"], trials=2, store=tiny.seeded(tmp_path / "s")
     )
     assert [(r.spec.model, r.spec.trial) for r in runs] == [("a", 1), ("a", 2), ("b", 1), ("b", 2)]
 

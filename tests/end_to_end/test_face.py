@@ -71,7 +71,7 @@ def test_filters_are_keyword_arguments() -> None:
 
 
 def test_what_pilot_returns_goes_to_compare_and_evidence(tiny: TinyRepo, tmp_path: Path) -> None:
-    runs = benchkit.pilot(str(tiny.bench_dir), arm=["human", "noop"], store=tmp_path)
+    runs = benchkit.pilot(str(tiny.bench_dir), arm=["human", "noop"], store=tiny.seeded(tmp_path))
     comparison = benchkit.compare(runs, metrics=["coverage", "pass"])
     assert comparison.frame["arm"].to_list() == ["human", "noop"]
     assert comparison.frame["coverage_mean"].to_list() == [1.0, 0.0]
@@ -90,7 +90,7 @@ def test_the_origin_filter(tiny: TinyRepo, tmp_path: Path) -> None:
     csv = tmp_path / "published.csv"
     csv.write_text("bench,arm,cost_usd\ntiny,tool-v1,0.25\n")
     benchkit.import_runs(csv, tmp_path / "store")
-    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=tmp_path / "store")
+    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=tiny.seeded(tmp_path / "store"))
     imported = benchkit.runs(tmp_path / "store", origin="imported")
     assert imported["arm"].to_list() == ["tool-v1"]
     assert benchkit.runs(tmp_path / "store", origin=["pilot"])["arm"].to_list() == ["noop"]

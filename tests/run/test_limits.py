@@ -64,10 +64,11 @@ def test_jobs_are_never_more_than_the_pilots_and_more_than_the_cores_is_said(
     """Seen before: `--jobs 12` on 2 pilots started 12 worker processes (and 100,000
     started hundreds, and no pilot)."""
     told: list[object] = []
+    store = tiny.seeded(tmp_path / "store")
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         runs = benchkit.pilot(
-            str(tiny.bench_dir), arm=["noop", "human"], jobs=64, store=tmp_path / "store",
+            str(tiny.bench_dir), arm=["noop", "human"], jobs=64, store=store,
             sandbox="none", events=told.append,
         )  # fmt: skip
     [planned] = [e for e in told if isinstance(e, Planned)]

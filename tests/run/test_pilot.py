@@ -125,7 +125,7 @@ def test_the_diff_holds_commits_staged_unstaged_and_untracked(
 ) -> None:
     [p] = plan([PilotSpec(bench=str(tiny.bench_dir), arm="noop")])
     p = replace(p, arm=Busy())
-    run = execute_plan(p, Store(tmp_path))
+    run = execute_plan(p, Store(tiny.seeded(tmp_path)))
     patch = Path(run.artifacts, "agent.patch").read_text()
     for text in ("+VERSION = 2", "+STAGED = 1", "+UNSTAGED = 2", "+UNTRACKED = 3"):
         assert text in patch
@@ -151,7 +151,7 @@ def test_trials_and_the_spec_are_recorded(tiny: TinyRepo, tmp_path: Path) -> Non
         str(tiny.bench_dir),
         arm=["noop", "human"],
         trials=2,
-        store=tmp_path,
+        store=tiny.seeded(tmp_path),
         executor="cli",
         model="m-1",
         max_cost=2.5,
@@ -420,7 +420,7 @@ def test_a_pilots_folders_go_to_the_trash_and_a_killed_ones_leftovers_are_remove
             "--arm",
             "noop",
             "--store",
-            str(tmp_path / "store"),
+            str(tiny.seeded(tmp_path / "store")),
             "--quiet",
         ],
         capture_output=True,
