@@ -474,9 +474,15 @@ def test_a_store_too_full_to_record_is_one_line_and_no_half_record(
     """The arm fills the store's disk with a file benchkit does not own: even with the
     run's logs removed, nothing of its record fits. One line says so, no detail table
     holds a file of the run, and once there is room the run reads as crashed."""
+    begun = tmp_path / "begun"  # each arm's mark, off the small disk: none fills it alone
+    begun.mkdir()
     with _tmpfs(tmp_path / "small", "size=600k") as mount:
-        filler, beats = mount / "filler", mount / "store" / "heartbeats"
-        started = f"while [ $(ls {beats} | wc -l) -lt {jobs} ]; do sleep 0.1; done"  # all begun
+        filler = mount / "filler"
+        # every arm begun: its own marks, which stay (a heartbeat goes with its pilot, and
+        # an arm that came later waited out its timeout for the one that had ended)
+        started = (
+            f"touch {begun}/$$; while [ $(ls {begun} | wc -l) -lt {jobs} ]; do sleep 0.1; done"
+        )
         fill = f"head -c 2000000 /dev/zero >> {filler}; echo x > n.txt"
         arm = _arm(tmp_path, "filler", f"{started}; {fill}")
         argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
