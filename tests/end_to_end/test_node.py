@@ -19,7 +19,7 @@ import pytest
 
 import benchkit
 from benchkit.errors import BenchError
-from tests.conftest import ROOT, a_cache, sh_git
+from tests.conftest import ROOT, a_cache, sh_git, with_checks_at_base
 from tests.helpers import benchkit_cli, environment_log, needs_node, reused
 
 DEMO_NODE = ROOT / "benchkit" / "bundled" / "benches" / "demo-node"
@@ -49,15 +49,6 @@ def demo_node(tmp_path_factory: pytest.TempPathFactory) -> DemoNode:
     arms = [f"--arm={a}" for a in ARMS]
     done = benchkit_cli("pilot", "--bench", "demo-node", *arms, "--store", str(store), env=env)
     return DemoNode(store=store, environments=environments, done=done, env=env)
-
-
-def _demo_nodes(demo_node: DemoNode, tmp_path: Path) -> Path:
-    """A copy of the module's store, which holds the demo-node bench's checks at base: a
-    pilot there reads them, as the later pilots of a store do, where a new store would
-    run the bench's five checks (tsc twice, vitest) again."""
-    store = tmp_path / "store"
-    shutil.copytree(demo_node.store, store)
-    return store
 
 
 def test_the_demo_node_bench_of_four_arms(demo_node: DemoNode) -> None:
@@ -195,7 +186,9 @@ def test_a_vitest_config_that_cannot_load_says_why_the_tests_did_not_run(
     patch = tmp_path / "broken-config.patch"
     patch.write_text(BROKEN_CONFIG)
     [run] = benchkit.pilot(
-        "demo-node", arm=f"replay:{patch}", store=_demo_nodes(demo_node, tmp_path)
+        "demo-node",
+        arm=f"replay:{patch}",
+        store=with_checks_at_base(tmp_path / "store", demo_node.store),
     )
     assert run.gate is not None
     [reason] = run.gate.reasons
@@ -249,7 +242,10 @@ def test_a_vitest_config_gates_under_the_sandbox_and_leaves_the_cache_as_it_was(
     ]
     before = _digest(env / "node_modules")
     [run] = benchkit.pilot(
-        "demo-node", arm=f"replay:{patch}", store=_demo_nodes(demo_node, tmp_path), sandbox="bwrap"
+        "demo-node",
+        arm=f"replay:{patch}",
+        store=with_checks_at_base(tmp_path / "store", demo_node.store),
+        sandbox="bwrap",
     )
     assert run.sandbox == "bwrap"
     assert run.gate is not None and run.gate.verdict == "pass", run.gate
