@@ -24,10 +24,11 @@ $(STAMP): pyproject.toml
 			&& $(BIN)/python -m pip install --quiet --disable-pip-version-check 'uv>=0.5'; }
 	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
 	@# byte-compiled now, the libraries and benchkit alike (uv's --compile-bytecode takes
-	@# every file): with PYTHONDONTWRITEBYTECODE set, every start would compile what it
-	@# imports, again. A file left out, or one that does not compile (said above), is
-	@# compiled where it is imported, as without this
-	$(BIN)/python -m compileall -q -j 0 -x '$(UNCOMPILED)' $(VENV)/lib benchkit \
+	@# every file; compileall took twice tools/bytecode.py's time): with
+	@# PYTHONDONTWRITEBYTECODE set, every start would compile what it imports, again. A file
+	@# left out, or one that does not compile (said above), is compiled where it is
+	@# imported, as without this
+	$(BIN)/python tools/bytecode.py '$(UNCOMPILED)' $(VENV)/lib benchkit \
 		|| echo "make install: some files were not byte-compiled (above); all else is done"
 	@touch $(STAMP)
 
