@@ -47,12 +47,35 @@ def package_caches(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     }
 
 
+def unwrapped_pythons(folder: Path) -> Path | None:
+    """`folder`, holding `python` and `python3` as links to the interpreters those names
+    on PATH run, where PATH names a wrapper: a pyenv shim is a bash script that starts
+    some thirty processes to pick the interpreter, 55 ms of CPU a start, and the fake
+    agents and the caller's environment start `python` a hundred times a run. None where
+    neither name is a wrapper (nothing to change)."""
+    linked = False
+    for name in ("python", "python3"):
+        found = shutil.which(name)
+        if found is None:
+            continue
+        asked = [found, "-c", "import sys; print(sys.executable)"]
+        real = subprocess.run(asked, capture_output=True, text=True, check=False).stdout.strip()
+        if real and Path(real).is_file() and Path(real).resolve() != Path(found).resolve():
+            (folder / name).symlink_to(real)
+            linked = True
+    return folder if linked else None
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The run's package caches (`package_caches`) for every test."""
+    """The run's package caches (`package_caches`) for every test, and `python` on PATH
+    the interpreter itself (`unwrapped_pythons`)."""
     with pytest.MonkeyPatch.context() as mp:
         for name, value in package_caches(tmp_path_factory).items():
             mp.setenv(name, value)
+        pythons = unwrapped_pythons(tmp_path_factory.mktemp("pythons"))
+        if pythons is not None:
+            mp.setenv("PATH", f"{pythons}{os.pathsep}{os.environ['PATH']}")
         yield
 
 

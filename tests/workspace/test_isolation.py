@@ -30,7 +30,7 @@ from benchkit.workspace.processes import process_start
 from benchkit.workspace.sandbox import Bubblewrap
 from benchkit.workspace.signals import Terminated, deferred_interrupts, interrupts
 from tests.conftest import TinyRepo, sh_git
-from tests.helpers import PATIENCE_S, needs_bwrap, needs_root
+from tests.helpers import PATIENCE_S, needs_bwrap, needs_root, pgrep
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
@@ -301,24 +301,19 @@ def test_no_arm_outlives_a_sigkilled_benchkit_in_the_sandbox(
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + PATIENCE_S
-        while not _pgrep(token) and time.monotonic() < deadline:
+        while not pgrep(token) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert _pgrep(token), "the arm did not start"
+        assert pgrep(token), "the arm did not start"
         proc.kill()
         proc.wait()
         deadline = time.monotonic() + PATIENCE_S
-        while _pgrep(token) and time.monotonic() < deadline:
+        while pgrep(token) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert _pgrep(token) == []  # gone with benchkit, before any command recovers it
+        assert pgrep(token) == []  # gone with benchkit, before any command recovers it
     finally:
-        for pid in _pgrep(token):
+        for pid in pgrep(token):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-
-
-def _pgrep(pattern: str) -> list[int]:
-    done = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
-    return [int(p) for p in done.stdout.split() if int(p) != os.getpid()]
 
 
 def test_recovery_stops_only_the_process_that_started_then(tmp_path: Path) -> None:
@@ -557,9 +552,9 @@ def test_an_interrupted_capture_stops_its_whole_group(monkeypatch: pytest.Monkey
     finally:
         timer.cancel()
     deadline = time.monotonic() + PATIENCE_S
-    while _pgrep(token) and time.monotonic() < deadline:
+    while pgrep(token) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _pgrep(token) == []
+    assert pgrep(token) == []
 
 
 def test_the_sigterm_repeated_at_once_does_not_cut_the_record_short(
