@@ -54,7 +54,9 @@ def matrix(
     """The five agent arms as one matrix through the CLI, then codex with a model the
     price table lacks: the store, and the second pilot's output. The demo's lint alone
     is checked: what this file tests is each tool's report, not the checks (the demo's
-    five are test_demo's), and the five took 1.8 CPU-seconds a pilot."""
+    five are test_demo's), and the five took 1.8 CPU-seconds a pilot. In the sandbox
+    where there is one (`auto`), as a user's pilots run: without it, each pilot copied
+    the demo's environment (hard links) and read all of it again after."""
     store = tmp_path_factory.mktemp("agents-store")
     arms = [a for arm in AGENTS for a in ("--arm", arm)]
     with pytest.MonkeyPatch.context() as mp:
