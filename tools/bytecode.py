@@ -11,7 +11,6 @@ status is then 1."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import py_compile
 import re
@@ -43,8 +42,7 @@ def compiled(paths: list[str]) -> list[str]:
     failed = []
     for path in paths:
         try:
-            cfile = importlib.util.cache_from_source(path)
-            py_compile.compile(path, cfile=cfile, doraise=True, quiet=1)
+            py_compile.compile(path, doraise=True, quiet=1)
         except (py_compile.PyCompileError, OSError, ValueError) as exc:
             failed.append(f"{path}: {exc}")
     return failed
