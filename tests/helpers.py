@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -54,6 +55,56 @@ def benchkit_cli(
         cwd=cwd,
         env=environment,
         check=False,
+    )
+
+
+def benchkit_in_process(
+    *args: str,
+    store: Path | None = None,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`benchkit ARGS` as `benchkit_cli` runs it, but its command group called in this
+    process (click's `CliRunner`): for a test of what a command says, writes and exits
+    with, not of its process (signals, its children, its exit, its limits): a read, a
+    list, a command refused at its start, a serial matrix. A process of its own costs a
+    fifth to half a CPU-second to start (python, polars, benchkit's modules) where a
+    read takes a hundredth. The environment is exactly `env` (else this process's)
+    while it runs, in `cwd`. A warning is written to its stderr, as in the command's
+    own process (pytest's recorder put aside), but benchkit warns of a file once a
+    process: a test of that warning runs a process (`benchkit_cli`). What the group sets
+    for the process (the warnings' filter and format) is put back after. An exception
+    the group does not turn into one line is raised here, where the process would have
+    printed its traceback."""
+    from click.testing import CliRunner
+
+    from benchkit.cli import main
+
+    environment = dict(os.environ if env is None else env)
+    if store is not None:
+        environment["BENCHKIT_STORE"] = str(store)
+    exactly: dict[str, str | None] = {k: None for k in os.environ if k not in environment}
+    exactly.update(environment)
+
+    def shown(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: object = None,
+        line: str | None = None,
+    ) -> None:
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+    formatted = warnings.formatwarning
+    with warnings.catch_warnings(), contextlib.chdir(cwd or os.getcwd()):
+        warnings.showwarning = shown
+        try:
+            done = CliRunner().invoke(main, list(args), env=exactly, catch_exceptions=False)
+        finally:
+            warnings.formatwarning = formatted
+    return subprocess.CompletedProcess(
+        ["benchkit", *args], done.exit_code, done.stdout, done.stderr
     )
 
 

@@ -37,6 +37,7 @@ from benchkit.gate.intervals import wilson
 from benchkit.store.imports import import_name, read_csv
 from benchkit.store.schema import SCHEMA_VERSION
 from tests.conftest import ROOT
+from tests.helpers import benchkit_in_process
 
 # ---------------------------------------------------------------- statistics
 
@@ -520,20 +521,8 @@ def test_a_const_names_a_column_the_file_lacks(tmp_path: Path) -> None:
         read_csv(path, consts={"bench": "b", "trial": "0"})
     with pytest.raises(ImportFileError, match="--const colour: not a runs column"):
         read_csv(path, consts={"bench": "b", "colour": "red"})
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "benchkit",
-            "import",
-            str(path),
-            "--const",
-            "bench",
-            "--store",
-            str(tmp_path / "s"),
-        ],
-        capture_output=True,
-        text=True,
+    done = benchkit_in_process(
+        "import", str(path), "--const", "bench", "--store", str(tmp_path / "s")
     )
     assert done.returncode == 2 and "--const: takes NAME=VALUE, not 'bench'" in done.stderr
 

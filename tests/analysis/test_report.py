@@ -6,7 +6,6 @@ import html
 import json
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from benchkit.errors import UsageError
 from benchkit.records import SECRET_MARK
 from benchkit.store.parquet import update_run
 from tests.conftest import TinyRepo, a_cache, tiny_repo
-from tests.helpers import CHROMIUM, PATIENCE_S, needs_chromium
+from tests.helpers import CHROMIUM, PATIENCE_S, benchkit_in_process, needs_chromium
 
 
 @dataclass(frozen=True)
@@ -49,8 +48,7 @@ def site(tmp_path_factory: pytest.TempPathFactory, shared_environments: Path) ->
         arms = ["human", "noop", "replay:agent"]
         benchkit.pilot(str(tiny.bench_dir), arm=arms, store=store, sandbox="none")
     out = tmp_path / "site"
-    argv = [sys.executable, "-m", "benchkit", "report", "--store", str(store), "--out", str(out)]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=PATIENCE_S)
+    done = benchkit_in_process("report", "--store", str(store), "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(out / "index.html")
     yield Site(out=out, rows=benchkit.runs(store).to_dicts())
@@ -123,8 +121,7 @@ def test_a_log_that_is_not_a_file_is_left_out_of_the_report(tiny: TinyRepo, tmp_
     logs[0].unlink()
     logs[0].mkdir()
     out = tmp_path / "site"
-    argv = [sys.executable, "-m", "benchkit", "report", "--store", str(store), "--out", str(out)]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=PATIENCE_S)
+    done = benchkit_in_process("report", "--store", str(store), "--out", str(out))
     assert done.returncode == 0, done.stderr
     page = (out / "runs" / f"{run.run_id}.html").read_text()
     assert f"logs/{logs[0].name}" not in page and f"logs/{logs[1].name}" in page

@@ -12,7 +12,7 @@ from benchkit.bench.find import find_bench
 from benchkit.errors import BenchError
 from benchkit.workspace.cache import cache_dir
 from tests.conftest import DEMO, TinyRepo
-from tests.helpers import benchkit_cli
+from tests.helpers import benchkit_in_process
 
 GOOD = """\
 name = "ok"
@@ -147,13 +147,12 @@ def test_cli_exits_2_and_writes_nothing(
     assert callable(edit)
     tiny.bench_file.write_text(edit(tiny.bench_file.read_text()))
     store = tmp_path / "store"
-    done = benchkit_cli(
+    done = benchkit_in_process(
         "pilot",
         "--bench",
         str(tiny.bench_dir),
         "--arm",
         "human",
-        module="benchkit.cli",
         store=store,
     )
     assert done.returncode == 2, done.stderr
@@ -165,7 +164,7 @@ def test_cli_exits_2_and_writes_nothing(
 
 def test_cli_unknown_arm_exits_2(tiny: TinyRepo, tmp_path: Path) -> None:
     store = tmp_path / "store"
-    done = benchkit_cli(
+    done = benchkit_in_process(
         "pilot",
         "--bench",
         str(tiny.bench_dir),
@@ -173,7 +172,6 @@ def test_cli_unknown_arm_exits_2(tiny: TinyRepo, tmp_path: Path) -> None:
         "human",
         "--arm",
         "replay:zz",
-        module="benchkit.cli",
         store=store,
     )
     assert done.returncode == 2
@@ -186,7 +184,7 @@ def test_a_max_cost_that_is_no_amount_is_refused(
     tiny: TinyRepo, tmp_path: Path, value: str
 ) -> None:
     store = tmp_path / "store"
-    done = benchkit_cli(
+    done = benchkit_in_process(
         "pilot",
         "--bench",
         str(tiny.bench_dir),
@@ -194,7 +192,6 @@ def test_a_max_cost_that_is_no_amount_is_refused(
         "noop",
         "--max-cost",
         value,
-        module="benchkit.cli",
         store=store,
     )
     assert done.returncode == 2, done.stdout

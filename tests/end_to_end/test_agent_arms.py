@@ -17,7 +17,7 @@ import pytest
 
 import benchkit
 from tests.conftest import ROOT, a_cache, with_checks_at_base
-from tests.helpers import benchkit_cli
+from tests.helpers import benchkit_cli, benchkit_in_process
 
 pytestmark = pytest.mark.slow
 
@@ -207,7 +207,7 @@ def test_compare_by_arm_says_which_costs_are_computed_and_which_missing(
     matrix: tuple[Path, str, str],
 ) -> None:
     store = matrix[0]
-    done = benchkit_cli("compare", "--by", "arm", store=store)
+    done = benchkit_in_process("compare", "--by", "arm", store=store)
     assert done.returncode == 0, done.stderr
     rows = {
         line.split("|")[1].strip(): line
@@ -296,7 +296,7 @@ def test_benchkit_arms_lists_each_agent_with_what_it_needs_and_whether_it_is_her
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _with_fakes(monkeypatch, {"OPENAI_API_KEY": "sk-x"})
-    here = benchkit_cli("arms")
+    here = benchkit_in_process("arms")
     assert here.returncode == 0, here.stderr
     lines = here.stdout.splitlines()
     for arm in AGENTS:
@@ -306,7 +306,7 @@ def test_benchkit_arms_lists_each_agent_with_what_it_needs_and_whether_it_is_her
     said = "needs codex on PATH; a key in CODEX_API_KEY | OPENAI_API_KEY (OPENAI_API_KEY set);"
     assert codex.strip() == f"{said} the network"
     monkeypatch.setenv("PATH", os.environ["PATH"].replace(f"{FAKES}{os.pathsep}", ""))
-    gone = benchkit_cli("arms").stdout.splitlines()
+    gone = benchkit_in_process("arms").stdout.splitlines()
     assert (
         "needs codex on PATH (not found);"
         in gone[[line.split()[0] for line in gone].index("codex") + 1]

@@ -130,7 +130,8 @@ def test_checks_test_the_worktree_not_a_shadowing_copy(
     shutil.copytree(DEMO / "base" / "src", shadow)
     monkeypatch.setenv("PYTHONPATH", str(shadow))
     store = with_checks_at_base(tmp_path / "store", _store(demo_runs))
-    [run] = benchkit.pilot("demo", arm="replay:agent-b", store=store)
+    checks = ["install", "test"]  # the tests import what install put in .bench/site
+    [run] = benchkit.pilot("demo", arm="replay:agent-b", store=store, checks=checks)
     test = run.after("test")
     assert test is not None
     assert (test.status, test.count) == ("fail", 2)

@@ -20,7 +20,7 @@ import pytest
 import benchkit
 from benchkit.errors import BenchError
 from tests.conftest import ROOT, a_cache, sh_git, with_checks_at_base
-from tests.helpers import benchkit_cli, environment_log, needs_node, reused
+from tests.helpers import benchkit_cli, benchkit_in_process, environment_log, needs_node, reused
 
 DEMO_NODE = ROOT / "benchkit" / "bundled" / "benches" / "demo-node"
 JEST = ROOT / "tests" / "fixtures" / "node-jest"
@@ -81,7 +81,7 @@ def test_the_demo_node_bench_of_four_arms(demo_node: DemoNode) -> None:
     assert ": npm ci with npm " in first and len(later) == 3, (first, later)
     assert all(log.startswith(reused(rows[0]["env_key"])) for log in later), later
     assert str(runs["human"]["env_python"]).startswith("node v")
-    listed = benchkit_cli("env", "list", env=demo_node.env).stdout.splitlines()
+    listed = benchkit_in_process("env", "list", env=demo_node.env).stdout.splitlines()
     assert any(line.startswith("node-") and "  node v" in line for line in listed), listed
     assert not any(line.startswith("node-") and "python" in line for line in listed), listed
 

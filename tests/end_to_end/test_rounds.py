@@ -15,7 +15,7 @@ import pytest
 
 import benchkit
 from tests.conftest import ROOT, a_cache
-from tests.helpers import benchkit_cli
+from tests.helpers import benchkit_in_process
 
 pytestmark = pytest.mark.slow
 
@@ -32,17 +32,13 @@ def rounds(
     ids = {}
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("BENCHKIT_CACHE", str(a_cache(tmp_path_factory, shared_environments)))
-        for plan, cap, checks in (
-            ("demo", 1.0, ()),
-            ("thirty", 1.0, ("lint",)),
-            ("tenth", 0.25, ("lint",)),
-        ):
+        for plan, cap in (("demo", 1.0), ("thirty", 1.0), ("tenth", 0.25)):
             (run,) = benchkit.pilot(
                 "demo",
                 arm=ROUNDS,
                 arm_vars={"plan": plan},
                 max_cost=cap,
-                checks=checks,  # the budget's runs need no test
+                checks=["lint"],  # no test: a session's verdict is its plan's, not the gate's
                 store=store,
                 run_set=plan,
             )
@@ -75,7 +71,7 @@ def test_sites_are_attributed_to_the_sessions_that_first_covered_them(
         ("agent", "rejected", "tests"),
         ("agent", "accepted", None),
     ]
-    done = benchkit_cli("evidence", ids["demo"], "--store", str(store))
+    done = benchkit_in_process("evidence", ids["demo"], "--store", str(store))
     assert done.returncode == 0, done.stderr
     *table, blank, prose = done.stdout.strip().splitlines()
     assert blank == ""
@@ -98,16 +94,16 @@ def test_budget_replays_the_recorded_sessions_to_the_cent(
     # today's rule: the fourth session started with $0.10 left, crossed the cap, stopped
     assert (thirty["sessions"], thirty["cost_usd"], thirty["over_budget"]) == (4, 1.2, True)
     assert thirty["session_reasons"] == "3 rejected on tests, 1 stopped at the budget"
-    done = benchkit_cli(
+    done = benchkit_in_process(
         "budget", "--cap", "1", "--rule", "mean", ids["thirty"], "--store", str(store)
     )
     assert done.returncode == 0, done.stderr
     row = next(line for line in done.stdout.splitlines() if ids["thirty"] in line)
     assert row.endswith("| 4 | 3 | $0.90 | $1.20 | no | 0 | - |")  # the fourth not started
-    done = benchkit_cli("budget", "--cap", "0.25", ids["tenth"], "--store", str(store))
+    done = benchkit_in_process("budget", "--cap", "0.25", ids["tenth"], "--store", str(store))
     row = next(line for line in done.stdout.splitlines() if ids["tenth"] in line)
     assert row.endswith("| 3 | 2 | $0.20 | $0.30 | no | 1 (session 3) | - |")
-    done = benchkit_cli(
+    done = benchkit_in_process(
         "budget", "--cap", "0.25", "--rule", "none", ids["tenth"], "--store", str(store)
     )
     row = next(line for line in done.stdout.splitlines() if ids["tenth"] in line)
@@ -118,7 +114,7 @@ def test_budget_over_a_run_set_sums_what_the_rule_would_have_changed(
     rounds: tuple[Path, dict[str, str]],
 ) -> None:
     store, ids = rounds
-    done = benchkit_cli("budget", "--cap", "1", "--rule", "last", "--store", str(store))
+    done = benchkit_in_process("budget", "--cap", "1", "--rule", "last", "--store", str(store))
     assert done.returncode == 0, done.stderr
     rows = [line for line in done.stdout.splitlines() if line.startswith("| 2026")]
     assert len(rows) == 3

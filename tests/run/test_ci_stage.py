@@ -18,7 +18,7 @@ from benchkit.bench.bench_file import load_bench
 from benchkit.errors import ArmError, BenchError
 from benchkit.gate.ci import ci_words, fork_runs, pr_checks, status_of_words
 from tests.conftest import ROOT, TinyRepo
-from tests.helpers import benchkit_cli
+from tests.helpers import benchkit_in_process
 
 FORGE = ROOT / "tests" / "fakes" / "forge"
 PR = "https://github.com/acme/tally/pull/"
@@ -142,7 +142,7 @@ def test_gh_missing_or_logged_out_stops_the_pilot_at_planning(
     else:
         env["FAKE_GH_LOGGED_OUT"] = "1"
     store = tmp_path / "s"
-    done = benchkit_cli(
+    done = benchkit_in_process(
         "pilot",
         "--bench",
         str(tiny.bench_dir),

@@ -20,7 +20,7 @@ from benchkit.run.plan import plan
 from benchkit.workspace.git import git_env
 from benchkit.workspace.venv import uv
 from tests.conftest import make_repo
-from tests.helpers import PATIENCE_S
+from tests.helpers import PATIENCE_S, benchkit_in_process
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
@@ -126,12 +126,7 @@ def test_one_broken_parameter_is_one_regression(tmp_path: Path) -> None:
     assert run.gate is not None
     assert (run.gate.verdict, run.gate.regressions) == ("fail", 1)
     assert [f.test for f in run.gate.first_failures] == ["test_p[2]"]
-    line = subprocess.run(
-        [sys.executable, "-m", "benchkit", "runs", "--store", str(tmp_path / "store")],
-        capture_output=True,
-        text=True,
-        timeout=PATIENCE_S,
-    ).stdout
+    line = benchkit_in_process("runs", "--store", str(tmp_path / "store")).stdout
     assert "regression tests/test_m.py (test_p[2])" in line
 
 

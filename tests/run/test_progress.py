@@ -19,7 +19,7 @@ from benchkit.analysis.text import status
 from benchkit.run.events import Planned, Recorded, StageBegun
 from benchkit.run.progress import Board, board_lines
 from tests.conftest import TinyRepo
-from tests.helpers import PATIENCE_S
+from tests.helpers import PATIENCE_S, benchkit_in_process
 
 
 def test_the_board_counts_pilots_cost_and_time_left_and_shows_each_worker(
@@ -119,12 +119,7 @@ def test_status_passes_over_a_matrix_ledger_it_cannot_read(tmp_path: Path) -> No
     for name, line in ledgers.items():
         (store / "matrices" / f"{name}.json").write_text(json.dumps(line))
     (store / "matrices" / "garbage.json").write_text("{not json")
-    done = subprocess.run(
-        [sys.executable, "-m", "benchkit", "status", "--store", str(store)],
-        capture_output=True,
-        text=True,
-        timeout=PATIENCE_S,
-    )
+    done = benchkit_in_process("status", "--store", str(store))
     assert done.returncode == 0, done.stderr
     assert "set s1: 1 of 4 done" in done.stdout
     assert done.stdout.count("set ") == 1

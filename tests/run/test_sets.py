@@ -22,7 +22,7 @@ from benchkit.run.events import Event, Planned, Recorded, StageBegun
 from benchkit.store.query import runs_frame
 from benchkit.store.store import Store
 from tests.conftest import TinyRepo
-from tests.helpers import PATIENCE_S, benchkit_cli
+from tests.helpers import PATIENCE_S, benchkit_cli, benchkit_in_process
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
@@ -34,14 +34,20 @@ def test_the_same_matrix_twice_adds_nothing_and_more_trials_continue(
 ) -> None:
     store = tiny.seeded(tmp_path / "store")
     matrix = ("--bench", str(tiny.bench_dir), "--arm", "noop", "--arm", "human")
-    first = benchkit_cli("pilot", *matrix, "--trials", "2", "--set", "s1", "--store", str(store))
+    first = benchkit_in_process(
+        "pilot", *matrix, "--trials", "2", "--set", "s1", "--store", str(store)
+    )
     assert first.returncode == 0, first.stderr
-    again = benchkit_cli("pilot", *matrix, "--trials", "2", "--set", "s1", "--store", str(store))
+    again = benchkit_in_process(
+        "pilot", *matrix, "--trials", "2", "--set", "s1", "--store", str(store)
+    )
     assert again.returncode == 0, again.stderr
     assert "4 of the matrix's pilots recorded already; 0 to run" in again.stderr
     table = [line for line in again.stdout.splitlines() if line[:8].isdigit()]
     assert len(table) == 4  # the table shows the set's runs of the matrix
-    more = benchkit_cli("pilot", *matrix[:4], "--trials", "3", "--set", "s1", "--store", str(store))
+    more = benchkit_in_process(
+        "pilot", *matrix[:4], "--trials", "3", "--set", "s1", "--store", str(store)
+    )
     assert more.returncode == 0, more.stderr
     runs = benchkit.runs(store)
     assert runs.height == 5 and runs.select(UNIT).n_unique() == 5
@@ -56,10 +62,12 @@ def test_a_changed_arm_file_under_the_same_set_is_refused(tiny: TinyRepo, tmp_pa
     arm = tmp_path / "tool.toml"
     arm.write_text('name = "tool"\ncommand = "echo one > one.txt"\n')
     args = ("pilot", "--bench", str(tiny.bench_dir), "--arm", str(arm), "--set", "s1")
-    first = benchkit_cli(*args, "--store", str(store), "--sandbox", "none")
+    first = benchkit_in_process(*args, "--store", str(store), "--sandbox", "none")
     assert first.returncode == 0, first.stderr
     arm.write_text('name = "tool"\ncommand = "echo two > two.txt"\n')
-    refused = benchkit_cli(*args, "--trials", "2", "--store", str(store), "--sandbox", "none")
+    refused = benchkit_in_process(
+        *args, "--trials", "2", "--store", str(store), "--sandbox", "none"
+    )
     assert refused.returncode == 2
     [said] = refused.stderr.strip().splitlines()
     assert said.startswith("benchkit: set s1: tiny ") and "arm's file or vars changed" in said
@@ -67,7 +75,7 @@ def test_a_changed_arm_file_under_the_same_set_is_refused(tiny: TinyRepo, tmp_pa
     assert benchkit.runs(store).height == 1  # nothing was written
     with pytest.raises(SetError):
         benchkit.pilot(tiny.bench_dir, str(arm), run_set="s1", store=store, sandbox="none")
-    fresh = benchkit_cli(*args, "--new-set", "--store", str(store), "--sandbox", "none")
+    fresh = benchkit_in_process(*args, "--new-set", "--store", str(store), "--sandbox", "none")
     assert fresh.returncode == 0, fresh.stderr
     assert sorted(benchkit.runs(store)["run_set"]) == ["s1", "s1-2"]
 
@@ -216,7 +224,9 @@ def test_rerun_runs_a_recorded_spec_again_as_a_new_run_naming_it(
         tiny.bench_dir, "human", store=store, sandbox="none", trials=2, checks=["test"]
     )
     # a prefix names it: the two trials may start in one second, so more than its time
-    again = benchkit_cli("rerun", first.run_id[:-2], "--store", str(store), "--sandbox", "none")
+    again = benchkit_in_process(
+        "rerun", first.run_id[:-2], "--store", str(store), "--sandbox", "none"
+    )
     assert again.returncode == 0, again.stderr
     runs = benchkit.runs(store)
     [row] = runs.filter(pl.col("rerun_of") == first.run_id).to_dicts()
@@ -228,7 +238,7 @@ def test_rerun_runs_a_recorded_spec_again_as_a_new_run_naming_it(
     )
     assert row["sites_covered"] == first.sites_covered
     assert first.run_id in again.stdout and row["run_id"] in again.stdout  # side by side
-    missing = benchkit_cli("rerun", "nosuchrun", "--store", str(store))
+    missing = benchkit_in_process("rerun", "nosuchrun", "--store", str(store))
     assert missing.returncode == 2 and "nosuchrun" in missing.stderr
 
 
@@ -247,7 +257,7 @@ def test_an_experiment_file_runs_its_matrix_in_its_set(tiny: TinyRepo, tmp_path:
     assert benchkit_cli("run", str(folder / "experiment.toml"), "--quiet").returncode == 0
     assert benchkit.runs(folder / "runs").height == 4
     (folder / "bad.toml").write_text('set = "e1"\ntrials = "two"\n')
-    bad = benchkit_cli("run", str(folder / "bad.toml"))
+    bad = benchkit_in_process("run", str(folder / "bad.toml"))
     assert bad.returncode == 2
     assert (
         bad.stderr.strip()
@@ -278,7 +288,7 @@ def test_a_bad_experiment_file_names_itself_and_every_field(
 ) -> None:
     path = tmp_path / "experiment.toml"
     path.write_text(text)
-    done = benchkit_cli("run", str(path), "--store", str(tmp_path / "runs"))
+    done = benchkit_in_process("run", str(path), "--store", str(tmp_path / "runs"))
     assert done.returncode == 2
     assert done.stderr.strip().startswith(f"benchkit: {path}: {said}"), done.stderr
     assert not (tmp_path / "runs").exists()

@@ -18,7 +18,7 @@ from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import plan
 from benchkit.store.store import Store
 from tests.conftest import make_repo, sh_git
-from tests.helpers import benchkit_cli
+from tests.helpers import benchkit_in_process
 from tests.workspace.test_environment import editable_bench
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
@@ -294,7 +294,7 @@ def test_a_pilot_on_a_bench_whose_base_cannot_run_its_tests_exits_1(tmp_path: Pa
     repo = tmp_path / "repo"
     make_repo(repo, {**CALC, **BROKEN_CONFTEST}, HUMAN, "human")
     bench = _bench(tmp_path)
-    done = benchkit_cli(
+    done = benchkit_in_process(
         "pilot", "--bench", str(bench), "--arm", "noop", "--sandbox", "none", store=tmp_path / "s"
     )
     assert done.returncode == 1, done.stderr

@@ -25,6 +25,7 @@ from tests.helpers import (
     PATIENCE_S,
     alive,
     benchkit_cli,
+    benchkit_in_process,
     kill_all,
     pgrep,
     started_as_a_terminal_starts_it,
@@ -230,9 +231,7 @@ def test_status_shows_a_running_pilot_by_its_heartbeat(tiny: TinyRepo, tmp_path:
         time.sleep(1)
         [later] = Store(store).beats().values()
         assert later.stage == "execute" and later.updated_at > beat.updated_at
-        shown = subprocess.run(
-            [sys.executable, "-m", "benchkit", "status"], env=env, capture_output=True, text=True
-        )
+        shown = benchkit_in_process("status", env=env)
         assert shown.returncode == 0, shown.stderr
         lines = shown.stdout.splitlines()
         assert lines[0] == "1 runs: 1 running"
@@ -251,9 +250,7 @@ def test_status_shows_a_running_pilot_by_its_heartbeat(tiny: TinyRepo, tmp_path:
         proc.terminate()
         assert proc.wait(timeout=PATIENCE_S) == 143
         assert Store(store).beats() == {}  # removed once the run was recorded
-        shown = subprocess.run(
-            [sys.executable, "-m", "benchkit", "status"], env=env, capture_output=True, text=True
-        )
+        shown = benchkit_in_process("status", env=env)
         assert shown.stdout.splitlines()[0] == "1 runs: 1 interrupted"
     finally:
         proc.kill()

@@ -36,7 +36,7 @@ from benchkit.store.schema import (
     table_schema,
 )
 from tests.conftest import TinyRepo, a_cache, tiny_repo
-from tests.helpers import PATIENCE_S, benchkit_cli
+from tests.helpers import PATIENCE_S, benchkit_cli, benchkit_in_process
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
@@ -446,6 +446,13 @@ def test_a_running_run_is_not_compacted(tiny: TinyRepo, tmp_path: Path) -> None:
 
 
 def _cli(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
+    """The command on `store`, in this process: what it says and its exit status."""
+    return benchkit_in_process(*args, "--store", str(store))
+
+
+def _process(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
+    """The command on `store` as a process of its own, which warns of a file skipped
+    whether or not this one has (benchkit warns of a file once a process)."""
     return benchkit_cli(*args, "--store", str(store))
 
 
@@ -457,12 +464,12 @@ def test_a_file_of_the_wrong_schema_is_skipped_once_by_reads_and_compaction(
     pq.write_table(pa.table({"run_id": ["x"], "status": [3], "trial": ["one"]}), wrong)
     corrupt = tmp_path / "checks" / "20990101T000000-corrupt0.parquet"
     corrupt.write_bytes(b"PAR1 not really parquet")
-    done = _cli("runs", store=tmp_path)
+    done = _process("runs", store=tmp_path)
     assert done.returncode == 0, done.stderr
     assert len([line for line in done.stdout.splitlines() if line[:8].isdigit()]) == 2
     warned = [line for line in done.stderr.splitlines() if "wrongtyp" in line]
     assert len(warned) == 1 and "skipped" in warned[0]  # one warning, not one per read
-    compacted = _cli("compact", store=tmp_path)
+    compacted = _process("compact", store=tmp_path)
     assert compacted.returncode == 0, compacted.stderr
     assert "runs: 2 files" in compacted.stdout and "checks: 2 files" in compacted.stdout
     assert wrong.exists() and corrupt.exists()  # left as they were, not merged or lost
@@ -511,7 +518,7 @@ def test_a_file_of_another_table_or_of_no_table_is_no_run(
     assert "newer990" in said[2] and "schema version 99" in said[2] and "newer" in said[2]
     scanned = benchkit.scan(store=tmp_path).collect()  # warned once a process: no warning
     assert scanned.sort("run_id").equals(frame.sort("run_id"))
-    done = _cli("runs", store=tmp_path)
+    done = _process("runs", store=tmp_path)
     assert done.returncode == 0, done.stderr
     assert [line for line in done.stdout.splitlines() if line[:8].isdigit()] != []
     assert len([line for line in done.stderr.splitlines() if "skipped" in line]) == 3

@@ -20,7 +20,7 @@ import benchkit
 from benchkit.bench.bench_file import load_bench
 from benchkit.workspace.venv import uv
 from tests.conftest import make_repo, sh_git
-from tests.helpers import benchkit_cli
+from tests.helpers import benchkit_cli, benchkit_in_process
 
 pytestmark = pytest.mark.slow
 
@@ -136,7 +136,7 @@ def case(tmp_path_factory: pytest.TempPathFactory) -> Case:
     (folder / "environments.toml").write_text(
         '["acme/widgets"."1.0"]\nkind = "venv"\npython = "3.11"\npackages = ["pytest==8.3.5"]\n'
     )
-    made = benchkit_cli(
+    made = benchkit_in_process(
         "swebench", "benches", str(folder / "instances.jsonl"),
         "--repo", f"acme/widgets={repo}",
         "--environments", str(folder / "environments.toml"),
@@ -148,7 +148,9 @@ def case(tmp_path_factory: pytest.TempPathFactory) -> Case:
     arms = [f"prediction:{folder / 'model-a.jsonl'}", f"prediction:{folder / 'model-b.jsonl'}"]
     benchkit.pilot([str(b) for b in benches], arm=[*arms, "human"], store=store, run_set="s1")
     report = folder / "report"
-    done = benchkit_cli("swebench", "report", "--set", "s1", "--out", str(report), store=store)
+    done = benchkit_in_process(
+        "swebench", "report", "--set", "s1", "--out", str(report), store=store
+    )
     assert done.returncode == 0, done.stderr
     return Case(folder=folder, store=store, benches=benches, report=report, said=done.stdout)
 
@@ -363,7 +365,7 @@ def test_validation_finds_an_instance_whose_gold_fails_invalid_and_the_summary_c
         "model_patch"
     ]  # the partial fix as gold: test_clamp_bad_range never passes
     (tmp_path / "instances.jsonl").write_text(json.dumps(rows[0]) + "\n" + json.dumps(bad) + "\n")
-    made = benchkit_cli(
+    made = benchkit_in_process(
         "swebench", "benches", str(tmp_path / "instances.jsonl"),
         "--repo", f"acme/widgets={case.folder / 'widgets'}",
         "--environments", str(case.folder / "environments.toml"),
@@ -402,7 +404,7 @@ def test_a_mistaken_input_is_one_line_before_anything_runs(case: Case, tmp_path:
     instances.write_text("".join(json.dumps(r) + "\n" for r in rows))
     env = str(case.folder / "environments.toml")
     out = tmp_path / "benches"
-    done = benchkit_cli(
+    done = benchkit_in_process(
         "swebench", "benches", str(instances), "--repo", f"acme/widgets={tmp_path / 'nowhere'}",
         "--environments", env, "--out", str(out),
     )  # fmt: skip
@@ -410,7 +412,7 @@ def test_a_mistaken_input_is_one_line_before_anything_runs(case: Case, tmp_path:
     assert "--repo: " in done.stderr and "no such folder" in done.stderr
     rows[1]["base_commit"] = "0" * 40
     instances.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    done = benchkit_cli(
+    done = benchkit_in_process(
         "swebench", "benches", str(instances), "--repo", f"acme/widgets={case.folder / 'widgets'}",
         "--environments", env, "--out", str(out),
     )  # fmt: skip

@@ -21,7 +21,7 @@ from benchkit.workspace.inventory import cached
 from benchkit.workspace.recipe import META, envs_dir
 from benchkit.workspace.venv import uv
 from tests.conftest import make_repo, sh_git, write_files
-from tests.helpers import PATIENCE_S, environment_log, needs_bwrap, reused
+from tests.helpers import PATIENCE_S, benchkit_in_process, environment_log, needs_bwrap, reused
 
 pytestmark = [
     pytest.mark.fresh_environments,  # each builds, lists, prunes or drops its own
@@ -366,12 +366,7 @@ def test_env_list_and_prune(tmp_path: Path) -> None:
     benchkit.pilot(str(env_bench(tmp_path, VENV)), arm="noop", store=tmp_path / "store")
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "benchkit", "env", *args],
-            capture_output=True,
-            text=True,
-            timeout=PATIENCE_S,
-        )
+        return benchkit_in_process("env", *args)
 
     listed = cli("list")
     assert listed.returncode == 0
@@ -389,15 +384,11 @@ def test_env_list_shows_and_prune_removes_an_environment_whose_record_is_broken(
     broken = envs_dir() / "venv-0123456789abcdef"
     broken.mkdir(parents=True)
     (broken / META).write_text(json.dumps({"packages": ["a==1"]}))
-    listed = subprocess.run(
-        [sys.executable, "-m", "benchkit", "env", "list"], capture_output=True, text=True
-    )
+    listed = benchkit_in_process("env", "list")
     assert listed.returncode == 0, listed.stderr
     [line] = listed.stdout.splitlines()
     assert line.startswith("venv-0123456789abcdef") and "unreadable" in line
-    pruned = subprocess.run(
-        [sys.executable, "-m", "benchkit", "env", "prune", "--all"], capture_output=True, text=True
-    )
+    pruned = benchkit_in_process("env", "prune", "--all")
     assert pruned.stdout.startswith("removed 1 environments"), pruned.stderr
     assert not broken.exists()
 
