@@ -73,12 +73,14 @@ def benchkit_in_process(
     while it runs, in `cwd`. A warning is written to its stderr, as in the command's
     own process (pytest's recorder put aside), but benchkit warns of a file once a
     process: a test of that warning runs a process (`benchkit_cli`). What the group sets
-    for the process (the warnings' filter and format) is put back after. An exception
+    for the process (the warnings' filter and format) is put back after, and the folders
+    the command discarded are gone, as when its process has exited. An exception
     the group does not turn into one line is raised here, where the process would have
     printed its traceback."""
     from click.testing import CliRunner
 
     from benchkit.cli import main
+    from benchkit.workspace.cache import trash_emptied
 
     environment = dict(os.environ if env is None else env)
     if store is not None:
@@ -103,6 +105,7 @@ def benchkit_in_process(
             done = CliRunner().invoke(main, list(args), env=exactly, catch_exceptions=False)
         finally:
             warnings.formatwarning = formatted
+            trash_emptied()  # as the command's process does before it exits
     return subprocess.CompletedProcess(
         ["benchkit", *args], done.exit_code, done.stdout, done.stderr
     )

@@ -20,7 +20,14 @@ import benchkit
 from benchkit.run.pilot import NETWORK_KEPT
 from benchkit.workspace.cache import cache_dir
 from tests.conftest import ROOT, TinyRepo
-from tests.helpers import PATIENCE_S, kill_all, needs_root, pgrep, started_as_a_terminal_starts_it
+from tests.helpers import (
+    PATIENCE_S,
+    benchkit_in_process,
+    kill_all,
+    needs_root,
+    pgrep,
+    started_as_a_terminal_starts_it,
+)
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
@@ -74,9 +81,12 @@ def _arm(
 
 
 class Benchkit:
-    """The real benchkit process, started on the tiny bench with one arm; outside the
-    sandbox unless told (the fake agent writes its trace and pids beside the test, and
-    its pids must be this machine's: the sandbox's own are tested in test_isolation)."""
+    """`benchkit pilot` on the tiny bench with one arm: a process of its own (`start`),
+    for a test that signals or kills it, or its command group called in the test's
+    process (`run`), for a test of what the pilot did with the arm's processes, said
+    and recorded; outside the sandbox unless told (the fake agent writes its trace and
+    pids beside the test, and its pids must be this machine's: the sandbox's own are
+    tested in test_isolation)."""
 
     def __init__(
         self, tiny: TinyRepo, tmp_path: Path, arm: str | Path, *extra: str, **env: str
@@ -107,9 +117,7 @@ class Benchkit:
         ]
 
     def run(self) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            self.argv, env=self.env, capture_output=True, text=True, timeout=PATIENCE_S
-        )
+        return benchkit_in_process(*self.argv[3:], env=self.env)
 
     def start(self) -> subprocess.Popen[str]:
         with started_as_a_terminal_starts_it():  # a Ctrl-C it is sent is heard
@@ -631,14 +639,9 @@ def test_an_arm_that_breaks_its_git_still_has_its_change_read(
     arm = tmp_path / "breaker.toml"
     arm.write_text(f'name = "breaker"\ncommand = ["sh", "-c", "{breaks} && echo x > n.txt"]\n')
     store = tiny.seeded(tmp_path / "store")
-    done = subprocess.run(
-        [
-            *(sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)),
-            *("--arm", str(arm), "--arm", "noop", "--store", str(store)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=PATIENCE_S,
+    done = benchkit_in_process(
+        *("pilot", "--bench", str(tiny.bench_dir)),
+        *("--arm", str(arm), "--arm", "noop", "--store", str(store)),
     )
     assert done.returncode == 0, done.stderr
     rows = {r["arm"]: r for r in benchkit.runs(store).to_dicts()}

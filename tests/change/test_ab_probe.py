@@ -14,7 +14,7 @@ from benchkit.change.ab import duration_change
 from benchkit.change.probe import DISCRIMINATES, DOES_NOT, FAILS_AT_HEAD, PROVES_NOTHING, judge
 from benchkit.gate.junit import CaseResult
 from tests.conftest import activate, make_repo
-from tests.helpers import PATIENCE_S
+from tests.helpers import PATIENCE_S, benchkit_in_process
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
@@ -175,37 +175,15 @@ def test_probe_judgement(head: str, reverted: str | None, verdict: str) -> None:
 def test_bad_input_is_one_line_and_exit_2(
     repo: Path, tmp_path: Path, args: list[str], message: str
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "benchkit.cli", *args[:1], "--repo", str(repo), *args[1:]],
-        env={**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")},
-        capture_output=True,
-        text=True,
-    )
+    done = benchkit_in_process(*args[:1], "--repo", str(repo), *args[1:], store=tmp_path / "store")
     assert done.returncode == 2
     assert message in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
 
 
 def test_cli_ab_prints_both_shas(repo: Path, tmp_path: Path) -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "benchkit.cli",
-            "ab",
-            "--repo",
-            str(repo),
-            "--base",
-            "main",
-            "--head",
-            "fix",
-            "--",
-            *JUNIT,
-        ],
-        env={**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")},
-        capture_output=True,
-        text=True,
-    )
+    args = ("ab", "--repo", str(repo), "--base", "main", "--head", "fix", "--", *JUNIT)
+    done = benchkit_in_process(*args, store=tmp_path / "store")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("base ") and len(lines[0].split()[1]) == 40
@@ -218,12 +196,11 @@ def test_ab_and_probe_in_the_repository_leave_its_git_status_clean(
     """The default store (`data/runs` here) ignores itself: a maintainer's `git add -A`
     never takes benchkit's files into their change."""
     monkeypatch.delenv("BENCHKIT_STORE")
-    argv = [sys.executable, "-m", "benchkit.cli"]
     for args in (
         ["ab", "--base", "main", "--head", "fix", "--", *JUNIT],
         ["probe", "--base", "main", "--head", "fix"],
     ):
-        done = subprocess.run([*argv, *args], cwd=repo, capture_output=True, text=True)
+        done = benchkit_in_process(*args, cwd=repo)
         assert done.returncode == 0, done.stderr
     assert list((repo / "data" / "runs" / "ab").glob("*.parquet"))
     assert (
@@ -317,24 +294,22 @@ def test_ab_fail_on_flip_exits_1_when_a_passing_test_fails_at_head(
     repo: Path, tmp_path: Path
 ) -> None:
     # From fix back to main: test_scale passed at fix and fails at main.
-    argv = [sys.executable, "-m", "benchkit.cli", "ab", "--repo", str(repo)]
-    env = {**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")}
+    argv = ["ab", "--repo", str(repo)]
+    store = tmp_path / "store"
     broken = [*argv, "--base", "fix", "--head", "main", "--fail-on-flip", "--", *JUNIT]
-    done = subprocess.run(broken, env=env, capture_output=True, text=True)
+    done = benchkit_in_process(*broken, store=store)
     assert done.returncode == 1, done.stderr
     assert done.stderr.strip() == (
         "benchkit: 1 test(s) passed at base and fail at head: tests/test_calc.py::test_scale"
     )
     assert "| tests/test_calc.py::test_scale | passed | failed |" in done.stdout
     fixed = [*argv, "--base", "main", "--head", "fix", "--fail-on-flip", "--", *JUNIT]
-    done = subprocess.run(fixed, env=env, capture_output=True, text=True)
+    done = benchkit_in_process(*fixed, store=store)
     assert done.returncode == 0, done.stderr  # failed -> passed and a new test: no break
 
 
 def _ab_cli(repo: Path, store: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "benchkit.cli", "ab", "--repo", str(repo), *args]
-    env = {**os.environ, "BENCHKIT_STORE": str(store)}
-    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=PATIENCE_S)
+    return benchkit_in_process("ab", "--repo", str(repo), *args, store=store)
 
 
 def test_ab_fail_on_flip_fails_when_the_heads_tests_do_not_run(tmp_path: Path) -> None:
@@ -363,10 +338,9 @@ def test_ab_fail_on_flip_fails_when_the_heads_tests_do_not_run(tmp_path: Path) -
 def test_a_probe_whose_tests_cannot_run_at_head_proves_nothing_and_exits_1(
     repo: Path, tmp_path: Path
 ) -> None:
-    argv = [sys.executable, "-m", "benchkit.cli", "probe", "--repo", str(repo)]
+    argv = ["probe", "--repo", str(repo)]
     argv += ["--base", "main", "--head", "fix", "--", "no-such-runner-xyz", "{report}"]
-    env = {**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")}
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=PATIENCE_S)
+    done = benchkit_in_process(*argv, store=tmp_path / "store")
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr.strip() == (
         "benchkit: the tests at head cannot be judged (the command could not start): "
@@ -387,10 +361,15 @@ def test_ab_fail_on_flip_fails_when_the_heads_report_names_no_test(tmp_path: Pat
         "benchkit: head's tests cannot be judged (exit 5): .benchkit-report.xml names no test; "
         "1 test passed at base"
     )
-    argv = [sys.executable, "-m", "benchkit.cli", "probe", "--repo", str(tmp_path / "repo")]
-    env = {**os.environ, "BENCHKIT_STORE": str(tmp_path / "store")}
-    probed = subprocess.run(
-        [*argv, "--base", "main", "--head", "gone"], env=env, capture_output=True, text=True
+    probed = benchkit_in_process(
+        "probe",
+        "--repo",
+        str(tmp_path / "repo"),
+        "--base",
+        "main",
+        "--head",
+        "gone",
+        store=tmp_path / "store",
     )
     assert probed.returncode == 1, probed.stdout + probed.stderr
     assert probed.stderr.strip().startswith("benchkit: the tests at head cannot be judged (exit")
