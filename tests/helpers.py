@@ -65,11 +65,11 @@ def benchkit_in_process(
     env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """`benchkit ARGS` as `benchkit_cli` runs it, but its command group called in this
-    process (click's `CliRunner`): for a test of what a command says, writes and exits
-    with, not of its process (signals, its children, its exit, its limits): a read, a
-    list, a command refused at its start, a serial matrix. A process of its own costs a
-    fifth to half a CPU-second to start (python, polars, benchkit's modules) where a
-    read takes a hundredth. The environment is exactly `env` (else this process's)
+    process (click's `CliRunner`): for a test of what a command says, records and exits
+    with, not of its own process (a signal or a kill sent to it, its exit, its limits):
+    a read, a list, a command refused at its start, pilots run one after another, ab
+    and probe. A process of its own costs a fifth to half a CPU-second to start
+    (python, polars, benchkit's modules) where a read takes a hundredth. The environment is exactly `env` (else this process's)
     while it runs, in `cwd`. A warning is written to its stderr, as in the command's
     own process (pytest's recorder put aside), but benchkit warns of a file once a
     process: a test of that warning runs a process (`benchkit_cli`). What the group sets
