@@ -69,14 +69,16 @@ def benchkit_in_process(
     with, not of its own process (a signal or a kill sent to it, its exit, its limits):
     a read, a list, a command refused at its start, pilots run one after another, ab
     and probe. A process of its own costs a fifth to half a CPU-second to start
-    (python, polars, benchkit's modules) where a read takes a hundredth. The environment is exactly `env` (else this process's)
-    while it runs, in `cwd`. A warning is written to its stderr, as in the command's
-    own process (pytest's recorder put aside), but benchkit warns of a file once a
-    process: a test of that warning runs a process (`benchkit_cli`). What the group sets
-    for the process (the warnings' filter and format) is put back after, and the folders
-    the command discarded are gone, as when its process has exited. An exception
-    the group does not turn into one line is raised here, where the process would have
-    printed its traceback."""
+    (python, polars, benchkit's modules) where a read takes a hundredth.
+
+    The environment is exactly `env` (else this process's) while it runs, in `cwd`. A
+    warning is written to its stderr, as in the command's own process (pytest's
+    recorder put aside), but benchkit warns of a file once a process: a test of that
+    warning runs a process (`benchkit_cli`). What the group sets for the process (the
+    warnings' filter and format) is put back after, and the folders the command
+    discarded are gone, as when its process has exited. An exception the group does
+    not turn into one line is raised here, where the process would have printed its
+    traceback."""
     from click.testing import CliRunner
 
     from benchkit.cli import main
