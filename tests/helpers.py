@@ -5,6 +5,7 @@ node)."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import shutil
 import signal
@@ -71,17 +72,24 @@ def benchkit_in_process(
     and probe. A process of its own costs a fifth to half a CPU-second to start
     (python, polars, benchkit's modules) where a read takes a hundredth.
 
-    The environment is exactly `env` (else this process's) while it runs, in `cwd`. A
-    warning is written to its stderr, as in the command's own process (pytest's
-    recorder put aside), but benchkit warns of a file once a process: a test of that
-    warning runs a process (`benchkit_cli`). What the group sets for the process (the
-    warnings' filter and format) is put back after, and the folders the command
-    discarded are gone, as when its process has exited. An exception the group does
-    not turn into one line is raised here, where the process would have printed its
-    traceback."""
+    The environment is exactly `env` (else this process's) while it runs, in `cwd`, and
+    this process's again after, whatever the command set; a variable read only as
+    Python starts (`PYTHONPATH`) counts in the processes the command starts, not in
+    its own. A warning is written to its stderr, as in the command's own process
+    (pytest's recorder put aside). The collector is off while it runs: what earlier
+    tests left in cycles (an unclosed file) is not warned of as the command's (a full
+    collection each call would cost a tenth of a CPU-second). benchkit warns of a file
+    once a process: a test of that warning runs a process (`benchkit_cli`). The
+    warnings' filter and format the group sets are put back after, and the folders the
+    command discarded are gone, as when its process has exited (its exit hook,
+    `exits_quickly`, stays registered, once, for this process's own exit). An exception
+    the group does not turn into one line is raised here, where the process would have
+    printed its traceback; a Ctrl-C that stopped the command (its exit 130) is raised
+    again, to stop the tests as it would have stopped them."""
     from click.testing import CliRunner
 
     from benchkit.cli import main
+    from benchkit.cli.options import INTERRUPTED
     from benchkit.workspace.cache import trash_emptied
 
     environment = dict(os.environ if env is None else env)
@@ -100,14 +108,21 @@ def benchkit_in_process(
     ) -> None:
         sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
-    formatted = warnings.formatwarning
+    formatted, before, collecting = warnings.formatwarning, dict(os.environ), gc.isenabled()
+    gc.disable()  # what earlier tests left in cycles is not collected, nor warned of, here
     with warnings.catch_warnings(), contextlib.chdir(cwd or os.getcwd()):
         warnings.showwarning = shown
         try:
             done = CliRunner().invoke(main, list(args), env=exactly, catch_exceptions=False)
         finally:
             warnings.formatwarning = formatted
+            os.environ.clear()
+            os.environ.update(before)
             trash_emptied()  # as the command's process does before it exits
+            if collecting:
+                gc.enable()
+    if done.exit_code == INTERRUPTED and isinstance(done.exception, SystemExit):
+        raise KeyboardInterrupt
     return subprocess.CompletedProcess(
         ["benchkit", *args], done.exit_code, done.stdout, done.stderr
     )
