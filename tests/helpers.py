@@ -46,17 +46,22 @@ def benchkit_cli(
     """`python -m benchkit ARGS` (or `-m benchkit.cli`), its output captured: with the
     store in `BENCHKIT_STORE` when given, in `cwd`, with `env` (else this process's).
     No timeout of its own: pytest-timeout names a test that hangs."""
-    environment = dict(os.environ if env is None else env)
-    if store is not None:
-        environment["BENCHKIT_STORE"] = str(store)
     return subprocess.run(
         [sys.executable, "-m", module, *args],
         capture_output=True,
         text=True,
         cwd=cwd,
-        env=environment,
+        env=_command_env(store, env),
         check=False,
     )
+
+
+def _command_env(store: Path | None, env: Mapping[str, str] | None) -> dict[str, str]:
+    """`env` (else this process's environment), with the store in `BENCHKIT_STORE`."""
+    environment = dict(os.environ if env is None else env)
+    if store is not None:
+        environment["BENCHKIT_STORE"] = str(store)
+    return environment
 
 
 def benchkit_in_process(
@@ -92,26 +97,13 @@ def benchkit_in_process(
     from benchkit.cli.options import INTERRUPTED
     from benchkit.workspace.cache import trash_emptied
 
-    environment = dict(os.environ if env is None else env)
-    if store is not None:
-        environment["BENCHKIT_STORE"] = str(store)
+    environment = _command_env(store, env)
     exactly: dict[str, str | None] = {k: None for k in os.environ if k not in environment}
     exactly.update(environment)
-
-    def shown(
-        message: Warning | str,
-        category: type[Warning],
-        filename: str,
-        lineno: int,
-        file: object = None,
-        line: str | None = None,
-    ) -> None:
-        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
-
     formatted, before, collecting = warnings.formatwarning, dict(os.environ), gc.isenabled()
     gc.disable()  # what earlier tests left in cycles is not collected, nor warned of, here
     with warnings.catch_warnings(), contextlib.chdir(cwd or os.getcwd()):
-        warnings.showwarning = shown
+        warnings.showwarning = _to_stderr
         try:
             done = CliRunner().invoke(main, list(args), env=exactly, catch_exceptions=False)
         finally:
@@ -126,6 +118,18 @@ def benchkit_in_process(
     return subprocess.CompletedProcess(
         ["benchkit", *args], done.exit_code, done.stdout, done.stderr
     )
+
+
+def _to_stderr(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: object = None,
+    line: str | None = None,
+) -> None:
+    """A warning shown as Python's own `showwarning` shows it, on the stderr of now."""
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
 @contextlib.contextmanager

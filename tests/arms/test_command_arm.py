@@ -101,10 +101,7 @@ class Benchkit:
             "FAKE_AGENT_TRACE": str(self.trace),
             **env,
         }
-        self.argv = [
-            sys.executable,
-            "-m",
-            "benchkit.cli",
+        self.args = [
             "pilot",
             "--bench",
             str(tiny.bench_dir),
@@ -116,8 +113,13 @@ class Benchkit:
             *([] if "--sandbox" in extra else ["--sandbox", "none"]),
         ]
 
+    @property
+    def argv(self) -> list[str]:
+        """The command line of its own process."""
+        return [sys.executable, "-m", "benchkit.cli", *self.args]
+
     def run(self) -> subprocess.CompletedProcess[str]:
-        return benchkit_in_process(*self.argv[3:], env=self.env)
+        return benchkit_in_process(*self.args, env=self.env)
 
     def start(self) -> subprocess.Popen[str]:
         with started_as_a_terminal_starts_it():  # a Ctrl-C it is sent is heard
@@ -481,7 +483,7 @@ def test_a_tool_from_a_packed_tarball_with_its_own_report(tiny: TinyRepo, tmp_pa
         f"tarball={_tarball(tmp_path)}",
         UPGRADER_TOKEN="tok-123",
     )
-    bk.argv[bk.argv.index("--max-cost") + 1] = "2"
+    bk.args[bk.args.index("--max-cost") + 1] = "2"
     done = bk.run()
     assert done.returncode == 0, done.stderr
     row = bk.row()
@@ -555,7 +557,7 @@ def test_a_report_that_cannot_be_read_or_gives_no_cost_is_said_and_recorded_as_m
 
 def test_a_tool_over_its_max_cost_is_a_budget_failure(tiny: TinyRepo, tmp_path: Path) -> None:
     bk = Benchkit(tiny, tmp_path, "upgrader-tarball", "--var", f"tarball={_tarball(tmp_path)}")
-    bk.argv[bk.argv.index("--max-cost") + 1] = "0.25"
+    bk.args[bk.args.index("--max-cost") + 1] = "0.25"
     assert bk.run().returncode == 1
     row = bk.row()
     assert (row["status"], row["failure_kind"], row["over_budget"]) == ("failed", "budget", True)
