@@ -1,4 +1,4 @@
-"""Writing the store's Parquet files: one file per pilot per table.
+"""Writing the store's Parquet files: one file per pilot per table it has rows in.
 
 Each file is written under a temporary name and renamed into place, so parallel
 pilots never collide and a crash never leaves half a file. A run's detail tables
@@ -171,7 +171,9 @@ DETAILS = (
 
 def write_details(store: Path, run: Run) -> None:
     """A run's detail tables, what must be written before its `runs` row: all or none
-    (one that cannot be written takes back those written before it)."""
+    (one that cannot be written takes back those written before it). A table the run
+    has no row in gets no file: a read gives the same rows, and the store fewer files
+    to list, read and compact (a demo pilot has no sessions, commits nor CI runs)."""
     rows = {
         "sites": site_rows(run),
         "sessions": session_rows(run),
@@ -182,7 +184,8 @@ def write_details(store: Path, run: Run) -> None:
     }
     try:
         for table in DETAILS:
-            write_table(store, table, run.run_id, rows[table], table_schema(table))
+            if rows[table]:
+                write_table(store, table, run.run_id, rows[table], table_schema(table))
     except BaseException:
         remove_details(store, run.run_id)
         raise
