@@ -1,11 +1,11 @@
 """The store: one folder, and one object that owns everything benchkit keeps in it.
 
 A `Store` is where runs are kept (a table each, one Parquet file per pilot per table
-it has rows in, then compacted parts) and what pilots keep beside them while they work: heartbeats,
-claims on a run set's units, each matrix's ledger, the cached checks at base, and each
-run's artifacts. Every path in the folder comes from here; every write to a table
-goes through here; a read never writes and never stops a process (`recover` in
-`benchkit.run.recovery` is the one that does, and says so).
+it has rows in, then compacted parts) and what pilots keep beside them while they
+work: heartbeats, claims on a run set's units, each matrix's ledger, the cached checks
+at base, and each run's artifacts. Every path in the folder comes from here; every
+write to a table goes through here; a read never writes and never stops a process
+(`recover` in `benchkit.run.recovery` is the one that does, and says so).
 
 A `Store` is a plain picklable value (its path and what named it), so it is sent to
 a worker process or a Ray task as it is; making one does no I/O.
