@@ -98,14 +98,14 @@ def benchkit_in_process(
     from benchkit.workspace.cache import trash_emptied
 
     environment = _command_env(store, env)
-    exactly: dict[str, str | None] = {k: None for k in os.environ if k not in environment}
-    exactly.update(environment)
     formatted, before, collecting = warnings.formatwarning, dict(os.environ), gc.isenabled()
     gc.disable()  # what earlier tests left in cycles is not collected, nor warned of, here
     with warnings.catch_warnings(), contextlib.chdir(cwd or os.getcwd()):
         warnings.showwarning = _to_stderr
         try:
-            done = CliRunner().invoke(main, list(args), env=exactly, catch_exceptions=False)
+            os.environ.clear()
+            os.environ.update(environment)
+            done = CliRunner().invoke(main, list(args), catch_exceptions=False)
         finally:
             warnings.formatwarning = formatted
             os.environ.clear()

@@ -361,16 +361,8 @@ def test_ab_fail_on_flip_fails_when_the_heads_report_names_no_test(tmp_path: Pat
         "benchkit: head's tests cannot be judged (exit 5): .benchkit-report.xml names no test; "
         "1 test passed at base"
     )
-    probed = benchkit_in_process(
-        "probe",
-        "--repo",
-        str(tmp_path / "repo"),
-        "--base",
-        "main",
-        "--head",
-        "gone",
-        store=tmp_path / "store",
-    )
+    args = ("probe", "--repo", str(tmp_path / "repo"), "--base", "main", "--head", "gone")
+    probed = benchkit_in_process(*args, store=tmp_path / "store")
     assert probed.returncode == 1, probed.stdout + probed.stderr
     assert probed.stderr.strip().startswith("benchkit: the tests at head cannot be judged (exit")
 
