@@ -3,9 +3,10 @@
 Ray is an optional extra (`pip install 'benchkit[ray]'`). A task gets a pilot's spec,
 not its plan: it plans it again where it runs, so each node prepares its own mirror
 and environment in its own cache, and writes the run to the store, a folder every
-node must see at the same path. Its events go back through a Ray queue, drained into
-the caller's sink here; its result is its run. A task is never retried by Ray: a
-pilot that failed is recorded as it failed.
+node must see at the same path. Its stages are read there, from its heartbeat, which
+names the matrix that launched it; its run comes back as the task's result. (A Ray
+queue would take an actor, a worker process of its own beside the pilots'.) A task
+is never retried by Ray: a pilot that failed is recorded as it failed.
 """
 
 from __future__ import annotations
@@ -14,19 +15,21 @@ import contextlib
 import logging
 import socket
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from benchkit.errors import UsageError
 from benchkit.records import LauncherName, PilotSpec, Run
-from benchkit.run.events import Event, Sink, relayed
+from benchkit.run.events import Event, Recorded, Sink, StageBegun
 from benchkit.run.launcher import Launched, Launcher, LaunchWarning
 from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import Plan, plan
+from benchkit.run.progress import matrix_name
 from benchkit.store.store import Store
 
 LOCAL_OBJECT_STORE = 128 * 1024**2  # a local cluster moves specs and runs, nothing big
+LOOK_S = 0.25  # how often the caller reads its pilots' stages from their heartbeats
 
 
 def _ray() -> Any:
@@ -122,30 +125,55 @@ def _pilot_task(
     keep: bool,
     refresh_baseline: bool,
     sandbox: str,
-    told: Any,
-) -> Run:
-    """One pilot, in a Ray worker: planned here, run, recorded in the store."""
-    [planned] = plan([spec], refresh_baseline=refresh_baseline, sandbox=sandbox)
+    matrix: str,
+) -> tuple[Run | None, Exception | None]:
+    """One pilot, in a Ray worker: planned here, run, recorded in the store. Its run,
+    and the error it raised once its run was recorded, if any (a run raised with is
+    still told to the caller's sink, as a worker process tells it)."""
+    told: list[Run] = []
 
     def tell(event: Event) -> None:
-        with contextlib.suppress(Exception):  # a lost event never loses the run
-            told.actor.put_nowait.remote(event)  # not waited for: the pilot goes on
+        if isinstance(event, Recorded):
+            told.append(event.run)
 
-    return execute_plan(planned, store, keep=keep, launcher="ray", events=tell)
+    try:
+        [planned] = plan([spec], refresh_baseline=refresh_baseline, sandbox=sandbox)
+        run = execute_plan(planned, store, keep=keep, launcher="ray", events=tell, matrix=matrix)
+    except Exception as exc:
+        return (told[0] if told else None), exc
+    return run, None
+
+
+def _ready() -> None:
+    """A task that does nothing: its worker has imported benchkit to run it."""
 
 
 @dataclass(kw_only=True)
 class OnRay(Launcher):
     """The pilots as Ray tasks, one CPU each: on the cluster at `address` (`auto`: the
-    one this machine belongs to), else on a local cluster of `jobs` CPUs, stopped at
-    the end. An interrupt cancels the tasks (each records its run) and is raised
-    again."""
+    one this machine belongs to), joined as the matrix starts, its workers importing
+    benchkit while this process plans; else on a local cluster of `jobs` CPUs, started
+    once the matrix is planned and stopped at its end. An interrupt cancels the tasks
+    (each records its run) and is raised again."""
 
     name: ClassVar[LauncherName] = "ray"
     address: str | None = None
+    _joined: bool = field(default=False, init=False, repr=False)  # by `start`: left by `close`
+    _warming: list[Any] = field(default_factory=list, init=False, repr=False)
 
     def check(self) -> None:
         check_address(self.address)
+
+    def start(self, pilots: int) -> None:
+        if not self.address or not pilots:
+            return
+        self.check()
+        ray = _ray()
+        if not ray.is_initialized():
+            _join(self.address)
+            self._joined = True
+        ready = ray.remote(num_cpus=1, max_retries=0)(_ready)
+        self._warming = [ready.remote() for _ in range(min(self.jobs, pilots))]
 
     def launch(self, plans: list[Plan], store: Store, *, keep: bool, events: Sink) -> Launched:
         return _on_ray(
@@ -158,6 +186,25 @@ class OnRay(Launcher):
             sandbox=self.sandbox,
             events=events,
         )
+
+    def close(self) -> None:
+        self._warming.clear()
+        if self._joined:
+            self._joined = False
+            _ray().shutdown()
+
+
+def _join(address: str) -> None:
+    """This process joined to the Ray cluster at `address`; raises `UsageError` when
+    there is none."""
+    ray = _ray()
+    try:
+        ray.init(address=address, logging_level=logging.WARNING)
+    except (ConnectionError, ValueError) as exc:  # no cluster there, or no address
+        said = str(exc).strip().splitlines()
+        raise UsageError(
+            address, "--ray-address", f"no Ray cluster to join ({said[0] if said else exc})"
+        ) from None
 
 
 def _on_ray(
@@ -176,77 +223,80 @@ def _on_ray(
     if not plans:
         return launched
     ray = _ray()
-    from ray.util.queue import Queue
-
     started_here = not ray.is_initialized()
     if started_here:
         if address:
-            try:
-                ray.init(address=address, logging_level=logging.WARNING)
-            except (ConnectionError, ValueError) as exc:  # no cluster there, or no address
-                said = str(exc).strip().splitlines()
-                raise UsageError(
-                    address, "--ray-address", f"no Ray cluster to join ({said[0] if said else exc})"
-                ) from None
+            _join(address)
         else:
             start_local(jobs)
     task = ray.remote(num_cpus=1, max_retries=0)(_pilot_task)
-    told = Queue()
+    matrix = matrix_name()
     done: dict[int, Run] = {}
     try:
-        with relayed(_Drain(told), events):
-            refs = [
-                task.remote(p.spec, store, keep, refresh_baseline and n == 0, sandbox, told)
-                for n, p in enumerate(plans)
-            ]
-            order = {ref: n for n, ref in enumerate(refs)}
-            pending = list(refs)
-            try:
-                while pending:
-                    ready, pending = ray.wait(pending, num_returns=1)
+        refs = [
+            task.remote(p.spec, store, keep, refresh_baseline and n == 0, sandbox, matrix)
+            for n, p in enumerate(plans)
+        ]
+        order = {ref: n for n, ref in enumerate(refs)}
+        pending = list(refs)
+        stages = _Stages(store, matrix, events)
+        try:
+            while pending:
+                ready, pending = ray.wait(pending, num_returns=1, timeout=LOOK_S)
+                stages.look()
+                for ref in ready:
                     try:
-                        done[order[ready[0]]] = ray.get(ready[0])
-                    except Exception as exc:  # recorded by the task as its run's failure
+                        run, fault = ray.get(ref)
+                    except Exception as exc:  # its worker died: the next benchkit judges it
                         launched.faults.append(_cause(exc))
-            except KeyboardInterrupt:
-                for ref in pending:
-                    with contextlib.suppress(Exception):
-                        ray.cancel(ref)  # a KeyboardInterrupt in the task: it records its run
+                        continue
+                    if run is not None:
+                        stages.ended(run.run_id)
+                        with contextlib.suppress(Exception):  # a sink's fault never stops it
+                            events(Recorded(run=run))
+                    if fault is not None:  # recorded by the task as its run's failure
+                        launched.faults.append(fault)
+                    elif run is not None:
+                        done[order[ref]] = run
+        except KeyboardInterrupt:
+            for ref in pending:
                 with contextlib.suppress(Exception):
-                    ray.wait(pending, num_returns=len(pending), timeout=60)
-                raise
+                    ray.cancel(ref)  # a KeyboardInterrupt in the task: it records its run
+            with contextlib.suppress(Exception):
+                ray.wait(pending, num_returns=len(pending), timeout=60)
+            raise
     finally:
-        with contextlib.suppress(Exception):
-            ray.kill(told.actor)
         if started_here:
             ray.shutdown()
     launched.runs.extend(done[n] for n in sorted(done))
     return launched
 
 
-class _Drain:
-    """A Ray queue as `relayed` takes one: `get` blocks, `put` ends the relay (once
-    what is left is taken, `get` gives None)."""
+class _Stages:
+    """The stages the pilots of a `matrix` began, as their heartbeats in the store say,
+    told to `events` as `StageBegun`: each stage once, at the first look that finds it
+    (one shorter than a look may pass unseen), none after the pilot's run came back."""
 
-    def __init__(self, told: Any) -> None:
-        self._told = told
-        self._ended = False
+    def __init__(self, store: Store, matrix: str, events: Sink) -> None:
+        self._store, self._matrix, self._events = store, matrix, events
+        self._told: dict[str, str] = {}  # run id: the last stage told
+        self._ended: set[str] = set()
 
-    def get(self) -> Any:
-        from ray.util.queue import Empty
-
-        while not self._ended:
-            try:
-                return self._told.get(timeout=0.5)
-            except Empty:
+    def look(self) -> None:
+        for beat in self._store.beats().values():
+            if beat.matrix != self._matrix or beat.stage == "start":  # not yet a stage
                 continue
-        try:
-            return self._told.get_nowait()
-        except Empty:
-            return None
+            if beat.run_id in self._ended or self._told.get(beat.run_id) == beat.stage:
+                continue
+            self._told[beat.run_id] = beat.stage
+            worker, label = f"{beat.host}:{beat.pid}", beat.label
+            begun = StageBegun(run_id=beat.run_id, label=label, stage=beat.stage, worker=worker)
+            with contextlib.suppress(Exception):  # a sink's fault never stops the matrix
+                self._events(begun)
 
-    def put(self, end: None) -> None:
-        self._ended = True
+    def ended(self, run_id: str) -> None:
+        self._ended.add(run_id)
+        self._told.pop(run_id, None)
 
 
 def _cause(exc: Exception) -> Exception:

@@ -3,9 +3,10 @@
 The launcher tells what a set still needs (`Planned`); each pilot tells each stage it
 begins (`StageBegun`) and its recorded run (`Recorded`). A sink is any callable of an
 event: the terminal printer, the notebook progress, a researcher's own. A pilot in a
-worker process or a Ray task tells its events to a queue, which the launcher drains
-into the caller's sink in the caller's process: no callback crosses a process. (The
-heartbeat is the pilot's own sink of its stages, written to the store.)
+worker process tells its events to a queue, which the launcher drains into the
+caller's sink in the caller's process: no callback crosses a process. (The heartbeat
+is the pilot's own sink of its stages, written to the store; the Ray launcher reads a
+task's stages there, and its run from the task's result: `benchkit.run.cluster`.)
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def ignore(event: Event) -> None:
 
 
 class Mailbox(Protocol):
-    """Where workers put their events: a multiprocessing queue, a Ray queue."""
+    """Where workers put their events: a multiprocessing queue."""
 
     def get(self) -> Any: ...
 

@@ -241,10 +241,12 @@ def execute_plan(
     keep: bool = False,
     launcher: LauncherName = "serial",
     events: Sink = ignore,
+    matrix: str = "",
 ) -> Run:
     """Run one planned pilot and record it in the store, whatever happens to it; in
     this process, which the `launcher` started. Its stages and its run are told to
-    `events` (see `benchkit.run.events`).
+    `events` (see `benchkit.run.events`); its heartbeat names the `matrix` that
+    launched it, when told (its ledger's name: `benchkit.run.progress.matrix_name`).
 
     An interrupt is recorded as `interrupted`, an error of benchkit's own as `failed`
     (kind `other`); both are raised again once the run is recorded.
@@ -271,6 +273,8 @@ def execute_plan(
     )
     owner = pilot.owner
     started = started_at.isoformat()
+    model = f" {p.spec.model}" if p.spec.model else ""
+    label = f"{p.bench.name} {p.spec.arm}{model} #{p.spec.trial}"
     early: KeyboardInterrupt | None = None  # an interrupt during the start: recorded below
     heart: Heartbeat | None = None
     try:
@@ -284,6 +288,8 @@ def execute_plan(
                     pid=owner.pid,
                     started_at=started,
                     updated_at=started,
+                    label=label,
+                    matrix=matrix,
                 ),
             )
             store.record_row(run_record(pilot, None, keep))
@@ -300,9 +306,6 @@ def execute_plan(
             store.path, "", f"cannot record run {run_id}: no space left; nothing of it was written"
         ) from None
     assert heart is not None  # an interrupt waits for the block's end (deferred_interrupts)
-    model = f" {p.spec.model}" if p.spec.model else ""
-    label = f"{p.bench.name} {p.spec.arm}{model} #{p.spec.trial}"
-
     worker = f"{owner.host}:{owner.pid}"
 
     def stage(name: str) -> None:

@@ -178,13 +178,18 @@ def in_notebook() -> bool:
     return kernel is not None and hasattr(kernel, "kernel")
 
 
+def matrix_name() -> str:
+    """The name of the matrix this process launches: its ledger's, `<host>-<pid>`."""
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
 class Ledger:
     """The matrix's own line in the store (`<store>/matrices/<host>-<pid>.json`): its
     set, pilots, how many are done and since when; removed when it ends. `benchkit
     status` counts the queued pilots and the time left from it."""
 
     def __init__(self, store: Store) -> None:
-        self._path = store.matrices / f"{socket.gethostname()}-{os.getpid()}.json"
+        self._path = store.matrices / f"{matrix_name()}.json"
         self.board = Board()
         self._since = datetime.now(UTC).isoformat()
 

@@ -1,10 +1,12 @@
 """Heartbeats: each running pilot says, in the store, that it is alive and where it is.
 
 A pilot writes `<store>/heartbeats/<run_id>.json` (its stage, host, pid, start and
-last update) when it starts, at each stage and every `interval()` seconds (5 by
-default, `$BENCHKIT_HEARTBEAT_S`), and removes it once its run is recorded. A run of
-another host whose heartbeat stopped for three intervals of the promised 10 s is
-taken as crashed (`benchkit.run.recovery`); `benchkit status` shows the stages.
+last update, its label and the matrix that launched it) when it starts, at each stage
+and every `interval()` seconds (5 by default, `$BENCHKIT_HEARTBEAT_S`), and removes it
+once its run is recorded. A run of another host whose heartbeat stopped for three
+intervals of the promised 10 s is taken as crashed (`benchkit.run.recovery`);
+`benchkit status` shows the stages, and a matrix on Ray reads its own pilots' stages
+here (`benchkit.run.cluster`).
 """
 
 from __future__ import annotations
@@ -37,11 +39,13 @@ class Beat:
     pid: int
     started_at: str  # ISO 8601, UTC
     updated_at: str
+    label: str = ""  # `demo human #1`
+    matrix: str = ""  # the matrix that launched it, by its ledger's name; "" when not told
 
     def __post_init__(self) -> None:
         """A beat read back is checked whole: a field of another type, or a time with
         no zone, is a bad file, not an error of every later read."""
-        for name in ("run_id", "stage", "host", "started_at", "updated_at"):
+        for name in ("run_id", "stage", "host", "started_at", "updated_at", "label", "matrix"):
             if not isinstance(getattr(self, name), str):
                 raise TypeError(f"{name}: not a string")
         if not isinstance(self.pid, int):

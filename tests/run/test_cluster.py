@@ -20,7 +20,7 @@ import pytest
 
 import benchkit
 from benchkit.run.cluster import start_local
-from benchkit.run.events import Event, StageBegun
+from benchkit.run.events import Event, Recorded, StageBegun
 from benchkit.run.recovery import RecoveryWarning
 from benchkit.store.store import Store
 from benchkit.workspace.processes import process_start
@@ -132,11 +132,16 @@ def test_a_matrix_on_a_local_ray_cluster_records_what_one_process_does(
 
     benches = two_benches(tiny.bench_file, tmp_path)
     seen: list[tuple[str, str, bool]] = []
+    told: list[Event] = []
+    beside: set[str] = set()  # Ray's worker processes other than the pilots' tasks
 
     def beats(event: Event) -> None:  # the heartbeat of a pilot at work, as it is told
+        told.append(event)
         if isinstance(event, StageBegun) and event.stage == "verify":
             beat = Store(tmp_path / "ray").beats().get(event.run_id)
             seen.append((event.run_id, event.stage, beat is not None and beat.stage == "verify"))
+            titles = {_cmdline(p).strip() for p in _descendants(os.getpid())}
+            beside.update(t for t in titles if t.startswith("ray::") and "Agent" not in t)
 
     made = benchkit.pilot(
         benches,
@@ -157,6 +162,17 @@ def test_a_matrix_on_a_local_ray_cluster_records_what_one_process_does(
     ran_at_base = runs.filter(~runs["baseline_cached"])["baseline_key"].to_list()
     assert sorted(ran_at_base) == sorted(set(runs["baseline_key"]))  # once a key
     assert seen and any(beat for _, _, beat in seen)  # heartbeats while running
+    # its stages, read from the tasks' heartbeats, and each run once as it came back
+    recorded = [e.run.run_id for e in told if isinstance(e, Recorded)]
+    assert sorted(recorded) == sorted(r.run_id for r in made)
+    stages = [e for e in told if isinstance(e, StageBegun)]
+    workers = {f"{r['host']}:{r['pid']}" for r in runs.select("host", "pid").to_dicts()}
+    assert stages and {e.worker for e in stages} <= workers
+    assert {e.label for e in stages} <= {f"{r.bench} {r.spec.arm} #{r.spec.trial}" for r in made}
+    after = {e.run.run_id: n for n, e in enumerate(told) if isinstance(e, Recorded)}
+    assert all(told.index(e) < after[e.run_id] for e in stages)
+    # no Ray actor (a queue's) beside the pilots: a worker process of its own each
+    assert beside <= {"ray::_pilot_task", "ray::IDLE", "ray::_ready"}, beside
     figures = {row[0]: row[1:] for row in runs.select("arm", *FIGURES).unique().rows()}
     assert len(figures) == 2  # the same figures on every bench and trial, as one process
     assert figures["human"][:3] == (2, 2, 0) and figures["noop"][:3] == (0, 0, 0)

@@ -16,8 +16,11 @@ from pathlib import Path
 
 import benchkit
 from benchkit.analysis.text import status
-from benchkit.run.events import Planned, Recorded, StageBegun
+from benchkit.run.cluster import _Stages
+from benchkit.run.events import Event, Planned, Recorded, StageBegun
 from benchkit.run.progress import Board, board_lines
+from benchkit.store.heartbeat import Beat, write_beat
+from benchkit.store.store import Store
 from tests.conftest import TinyRepo
 from tests.helpers import PATIENCE_S, benchkit_in_process
 
@@ -146,3 +149,50 @@ def test_a_pilot_removes_the_ledger_a_killed_benchkit_of_this_host_left(
     benchkit.pilot(tiny.bench_dir, "noop", store=store, sandbox="none", progress=False)
     assert not left.exists()  # its benchkit is gone: nothing reads it again
     assert elsewhere.exists()  # another host's: only its heartbeats can tell
+
+
+def test_a_ray_matrix_tells_each_stage_of_its_own_pilots_once_from_their_heartbeats(
+    tmp_path: Path,
+) -> None:
+    """On Ray, a task's stages come from its heartbeat in the store: the matrix's own
+    pilots (by the matrix their beat names), each stage once, none once the pilot's run
+    came back, nor the `start` a beat holds before its first stage."""
+    at = datetime.now(UTC).isoformat()
+
+    def beat(run_id: str, stage: str, matrix: str) -> None:
+        label = f"tiny noop #{run_id[-1]}"
+        write_beat(
+            tmp_path,
+            Beat(
+                run_id=run_id,
+                stage=stage,
+                host="h",
+                pid=7,
+                started_at=at,
+                updated_at=at,
+                label=label,
+                matrix=matrix,
+            ),
+        )
+
+    told: list[tuple[str, str, str, str]] = []
+
+    def sink(event: Event) -> None:
+        assert isinstance(event, StageBegun)
+        told.append((event.run_id, event.label, event.stage, event.worker))
+
+    stages = _Stages(Store.at(tmp_path), "me-1", sink)
+    beat("r1", "start", "me-1")
+    beat("r2", "prepare", "other-2")  # another matrix's pilot on the same store
+    stages.look()
+    assert told == []
+    beat("r1", "prepare", "me-1")
+    stages.look()
+    stages.look()  # the same stage, not told again
+    beat("r1", "verify", "me-1")
+    stages.look()
+    assert told == [("r1", "tiny noop #1", s, "h:7") for s in ("prepare", "verify")]
+    stages.ended("r1")
+    beat("r1", "cleanup", "me-1")  # read after its run came back: the board let it go
+    stages.look()
+    assert len(told) == 2
