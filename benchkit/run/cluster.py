@@ -4,15 +4,17 @@ Ray is an optional extra (`pip install 'benchkit[ray]'`). A task gets a pilot's 
 not its plan: it plans it again where it runs, so each node prepares its own mirror
 and environment in its own cache, and writes the run to the store, a folder every
 node must see at the same path. Its stages are read there, from its heartbeat, which
-names the matrix that launched it; its run comes back as the task's result. (A Ray
-queue would take an actor, a worker process of its own beside the pilots'.) A task
-is never retried by Ray: a pilot that failed is recorded as it failed.
+names the matrix's launch by a token; its run comes back as the task's result. (A
+Ray queue would take an actor, a worker process of its own beside the pilots'.) A
+task is never retried by Ray: a pilot that failed is recorded as it failed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import pickle
+import secrets
 import socket
 import warnings
 from dataclasses import dataclass, field
@@ -25,7 +27,6 @@ from benchkit.run.events import Event, Recorded, Sink, StageBegun
 from benchkit.run.launcher import Launched, Launcher, LaunchWarning
 from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import Plan, plan
-from benchkit.run.progress import matrix_name
 from benchkit.store.store import Store
 
 LOCAL_OBJECT_STORE = 128 * 1024**2  # a local cluster moves specs and runs, nothing big
@@ -140,8 +141,18 @@ def _pilot_task(
         [planned] = plan([spec], refresh_baseline=refresh_baseline, sandbox=sandbox)
         run = execute_plan(planned, store, keep=keep, launcher="ray", events=tell, matrix=matrix)
     except Exception as exc:
-        return (told[0] if told else None), exc
+        return (told[0] if told else None), _whole(exc)
     return run, None
+
+
+def _whole(exc: Exception) -> Exception:
+    """The error as it can reach the caller: itself when it pickles whole, else one
+    that says it (an error that cannot be unpickled would lose its run with it)."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return exc
 
 
 def _ready() -> None:
@@ -160,6 +171,7 @@ class OnRay(Launcher):
     address: str | None = None
     _joined: bool = field(default=False, init=False, repr=False)  # by `start`: left by `close`
     _warming: list[Any] = field(default_factory=list, init=False, repr=False)
+    _cpus: int = field(default=0, init=False, repr=False)  # the joined cluster's
 
     def check(self) -> None:
         check_address(self.address)
@@ -172,8 +184,13 @@ class OnRay(Launcher):
         if not ray.is_initialized():
             _join(self.address)
             self._joined = True
+        self._cpus = max(int(ray.cluster_resources().get("CPU", 1)), 1)
         ready = ray.remote(num_cpus=1, max_retries=0)(_ready)
-        self._warming = [ready.remote() for _ in range(min(self.jobs, pilots))]
+        self._warming = [ready.remote() for _ in range(min(self._cpus, pilots))]
+
+    def concurrent(self) -> int:
+        """On a cluster: as many pilots as it has CPUs (a task takes one); else `jobs`."""
+        return self._cpus or self.jobs
 
     def launch(self, plans: list[Plan], store: Store, *, keep: bool, events: Sink) -> Launched:
         return _on_ray(
@@ -188,7 +205,12 @@ class OnRay(Launcher):
         )
 
     def close(self) -> None:
-        self._warming.clear()
+        if self._warming:  # taken, so that Ray says nothing of one that failed
+            done, _ = _ray().wait(self._warming, num_returns=len(self._warming), timeout=0)
+            for ref in done:
+                with contextlib.suppress(Exception):  # a pilot's task says it again
+                    _ray().get(ref)
+            self._warming.clear()
         if self._joined:
             self._joined = False
             _ray().shutdown()
@@ -230,7 +252,7 @@ def _on_ray(
         else:
             start_local(jobs)
     task = ray.remote(num_cpus=1, max_retries=0)(_pilot_task)
-    matrix = matrix_name()
+    matrix = f"{socket.gethostname()}-{secrets.token_hex(6)}"  # this launch's, in its beats
     done: dict[int, Run] = {}
     try:
         refs = [
@@ -240,30 +262,35 @@ def _on_ray(
         order = {ref: n for n, ref in enumerate(refs)}
         pending = list(refs)
         stages = _Stages(store, matrix, events)
+
+        def came_back(ready: list[Any]) -> None:
+            for ref in ready:
+                try:
+                    run, fault = ray.get(ref)
+                except Exception as exc:  # its worker died, or it was cancelled
+                    launched.faults.append(_cause(exc))
+                    continue
+                if run is not None:
+                    stages.ended(run.run_id)
+                    with contextlib.suppress(Exception):  # a sink's fault never stops it
+                        events(Recorded(run=run))
+                if fault is not None:  # recorded by the task as its run's failure
+                    launched.faults.append(fault)
+                elif run is not None:
+                    done[order[ref]] = run
+
         try:
             while pending:
                 ready, pending = ray.wait(pending, num_returns=1, timeout=LOOK_S)
                 stages.look()
-                for ref in ready:
-                    try:
-                        run, fault = ray.get(ref)
-                    except Exception as exc:  # its worker died: the next benchkit judges it
-                        launched.faults.append(_cause(exc))
-                        continue
-                    if run is not None:
-                        stages.ended(run.run_id)
-                        with contextlib.suppress(Exception):  # a sink's fault never stops it
-                            events(Recorded(run=run))
-                    if fault is not None:  # recorded by the task as its run's failure
-                        launched.faults.append(fault)
-                    elif run is not None:
-                        done[order[ref]] = run
+                came_back(ready)
         except KeyboardInterrupt:
             for ref in pending:
                 with contextlib.suppress(Exception):
                     ray.cancel(ref)  # a KeyboardInterrupt in the task: it records its run
             with contextlib.suppress(Exception):
-                ray.wait(pending, num_returns=len(pending), timeout=60)
+                ready, _ = ray.wait(pending, num_returns=len(pending), timeout=60)
+                came_back(ready)  # what ended meanwhile (a cancelled one says no run)
             raise
     finally:
         if started_here:
@@ -281,13 +308,19 @@ class _Stages:
         self._store, self._matrix, self._events = store, matrix, events
         self._told: dict[str, str] = {}  # run id: the last stage told
         self._ended: set[str] = set()
+        self._others: set[str] = set()  # run ids of other launches' pilots
 
     def look(self) -> None:
-        for beat in self._store.beats().values():
-            if beat.matrix != self._matrix or beat.stage == "start":  # not yet a stage
+        try:  # other launches' beats are read once; what cannot be read, passed quietly
+            beats = self._store.beats(skip=self._others | self._ended, warn=False)
+        except OSError:  # the folder, out of reach a moment: the next look tells
+            return
+        for beat in beats.values():
+            if beat.matrix != self._matrix:
+                self._others.add(beat.run_id)
                 continue
-            if beat.run_id in self._ended or self._told.get(beat.run_id) == beat.stage:
-                continue
+            if beat.stage == "start" or self._told.get(beat.run_id) == beat.stage:
+                continue  # not yet at a stage, or at one told
             self._told[beat.run_id] = beat.stage
             worker, label = f"{beat.host}:{beat.pid}", beat.label
             begun = StageBegun(run_id=beat.run_id, label=label, stage=beat.stage, worker=worker)
@@ -295,6 +328,7 @@ class _Stages:
                 self._events(begun)
 
     def ended(self, run_id: str) -> None:
+        """The pilot's run came back: its beat, if it is read again, is not."""
         self._ended.add(run_id)
         self._told.pop(run_id, None)
 

@@ -5,8 +5,9 @@ begins (`StageBegun`) and its recorded run (`Recorded`). A sink is any callable 
 event: the terminal printer, the notebook progress, a researcher's own. A pilot in a
 worker process tells its events to a queue, which the launcher drains into the
 caller's sink in the caller's process: no callback crosses a process. (The heartbeat
-is the pilot's own sink of its stages, written to the store; the Ray launcher reads a
-task's stages there, and its run from the task's result: `benchkit.run.cluster`.)
+is the pilot's own sink of its stages, written to the store. The Ray launcher reads a
+task's stages there, those a look finds, and its run from the task's result:
+`benchkit.run.cluster`. A sink takes a pilot's first stage told as its start.)
 """
 
 from __future__ import annotations

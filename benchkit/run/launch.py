@@ -132,9 +132,9 @@ def run_pilots(
     chosen = make_launcher(
         launcher, jobs=jobs, address=ray_address, refresh_baseline=refresh_baseline, sandbox=sandbox
     )
-    chosen.start(len(specs))  # workers start first and import benchkit while this one plans
     launched = Launched()
     try:
+        chosen.start(len(specs))  # workers start first and import benchkit while this plans
         plans = plan(specs, refresh_baseline=refresh_baseline, sandbox=sandbox)
         chosen.check()
         folder.make()  # every input checked: the store may be made

@@ -245,8 +245,8 @@ def execute_plan(
 ) -> Run:
     """Run one planned pilot and record it in the store, whatever happens to it; in
     this process, which the `launcher` started. Its stages and its run are told to
-    `events` (see `benchkit.run.events`); its heartbeat names the `matrix` that
-    launched it, when told (its ledger's name: `benchkit.run.progress.matrix_name`).
+    `events` (see `benchkit.run.events`). Its heartbeat carries the `matrix` token of
+    the launch that runs it, when told: the Ray launcher reads the pilot's stages there.
 
     An interrupt is recorded as `interrupted`, an error of benchkit's own as `failed`
     (kind `other`); both are raised again once the run is recorded.

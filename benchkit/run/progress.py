@@ -104,10 +104,15 @@ class Terminal:
         self._printer = printer
         self._live = stream.isatty()
         self._drawn = 0
+        self._open = False  # a pilot's line of stages, not ended yet
         self.board = Board()
 
     def __call__(self, event: Event) -> None:
         self._clear()
+        begun = isinstance(event, StageBegun) and event.run_id not in self.board.at_work
+        if self._open and (begun or isinstance(event, Recorded)):  # its cleanup passed unseen
+            self._stream.write("\n")
+            self._open = False
         if self._printer is not None:
             self._printer(event)
         self.board.take(event)
@@ -118,9 +123,9 @@ class Terminal:
         elif isinstance(event, Recorded):
             self._stream.write(f"{lines[0]}\n")
         elif isinstance(event, StageBegun) and self.board.jobs == 1:
-            start = f"{event.label}:" if event.stage == "prepare" else ""
-            end = "\n" if event.stage == "cleanup" else ""
-            self._stream.write(f"{start} {event.stage}{end}")
+            start = f"{event.label}:" if begun else ""  # its first stage told (on Ray: seen)
+            self._open = event.stage != "cleanup"
+            self._stream.write(f"{start} {event.stage}" + ("" if self._open else "\n"))
         self._stream.flush()
 
     def _clear(self) -> None:
@@ -178,24 +183,20 @@ def in_notebook() -> bool:
     return kernel is not None and hasattr(kernel, "kernel")
 
 
-def matrix_name() -> str:
-    """The name of the matrix this process launches: its ledger's, `<host>-<pid>`."""
-    return f"{socket.gethostname()}-{os.getpid()}"
-
-
 class Ledger:
     """The matrix's own line in the store (`<store>/matrices/<host>-<pid>.json`): its
     set, pilots, how many are done and since when; removed when it ends. `benchkit
     status` counts the queued pilots and the time left from it."""
 
     def __init__(self, store: Store) -> None:
-        self._path = store.matrices / f"{matrix_name()}.json"
+        self._path = store.matrices / f"{socket.gethostname()}-{os.getpid()}.json"
         self.board = Board()
         self._since = datetime.now(UTC).isoformat()
 
     def __call__(self, event: Event) -> None:
+        later = isinstance(event, StageBegun) and event.run_id in self.board.at_work
         self.board.take(event)
-        if isinstance(event, StageBegun) and event.stage != "prepare":
+        if later:  # a stage of a pilot it counts already (its first: `prepare`, or on Ray seen)
             return
         b = self.board
         self._write(

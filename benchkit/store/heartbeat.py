@@ -1,12 +1,12 @@
 """Heartbeats: each running pilot says, in the store, that it is alive and where it is.
 
 A pilot writes `<store>/heartbeats/<run_id>.json` (its stage, host, pid, start and
-last update, its label and the matrix that launched it) when it starts, at each stage
-and every `interval()` seconds (5 by default, `$BENCHKIT_HEARTBEAT_S`), and removes it
-once its run is recorded. A run of another host whose heartbeat stopped for three
-intervals of the promised 10 s is taken as crashed (`benchkit.run.recovery`);
-`benchkit status` shows the stages, and a matrix on Ray reads its own pilots' stages
-here (`benchkit.run.cluster`).
+last update, its label, and on Ray a token of the launch that runs it) when it starts,
+at each stage and every `interval()` seconds (5 by default, `$BENCHKIT_HEARTBEAT_S`),
+and removes it once its run is recorded. A run of another host whose heartbeat stopped
+for three intervals of the promised 10 s is taken as crashed
+(`benchkit.run.recovery`); `benchkit status` shows the stages, and a matrix on Ray
+reads its own pilots' stages here (`benchkit.run.cluster`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import json
 import os
 import threading
 import warnings
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Container
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -40,7 +41,7 @@ class Beat:
     started_at: str  # ISO 8601, UTC
     updated_at: str
     label: str = ""  # `demo human #1`
-    matrix: str = ""  # the matrix that launched it, by its ledger's name; "" when not told
+    matrix: str = ""  # the launch that runs it, by a token (the Ray launcher's); else ""
 
     def __post_init__(self) -> None:
         """A beat read back is checked whole: a field of another type, or a time with
@@ -69,17 +70,26 @@ def write_beat(store: Path, beat: Beat) -> None:
     replace_whole(folder / f"{beat.run_id}.json", json.dumps(asdict(beat)))
 
 
-def read_beats(store: Path) -> dict[str, Beat]:
-    """The heartbeats in the store by run id; an unreadable one is skipped, with a
-    warning that names it (one being replaced as it is read is not)."""
+FIELDS = frozenset(f.name for f in fields(Beat))
+
+
+def read_beats(store: Path, *, skip: Container[str] = (), warn: bool = True) -> dict[str, Beat]:
+    """The heartbeats in the store by run id, but for the run ids to `skip`; an
+    unreadable one is skipped, with a warning that names it unless not to `warn` (one
+    being replaced as it is read is not). A field it does not know (a later benchkit's)
+    is left out."""
     found = {}
     for path in sorted(_folder(store).glob("*.json")):
+        if path.stem in skip:
+            continue
         try:
-            beat = Beat(**json.loads(path.read_text()))
+            said = json.loads(path.read_text())
+            beat = Beat(**{k: v for k, v in said.items() if k in FIELDS})
         except FileNotFoundError:
             continue  # its run was recorded meanwhile
-        except (OSError, ValueError, TypeError) as exc:
-            warnings.warn(f"skipped {path}: {exc}", StoreWarning, stacklevel=2)
+        except (OSError, ValueError, TypeError, AttributeError) as exc:
+            if warn:
+                warnings.warn(f"skipped {path}: {exc}", StoreWarning, stacklevel=2)
             continue
         found[beat.run_id] = beat
     return found

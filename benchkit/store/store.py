@@ -14,6 +14,7 @@ a worker process or a Ray task as it is; making one does no I/O.
 from __future__ import annotations
 
 import os
+from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -169,9 +170,10 @@ class Store:
 
     # Heartbeats of running pilots.
 
-    def beats(self) -> dict[str, Beat]:
-        """The heartbeats by run id; an unreadable one skipped, with a warning naming it."""
-        return heartbeat.read_beats(self.path)
+    def beats(self, *, skip: Container[str] = (), warn: bool = True) -> dict[str, Beat]:
+        """The heartbeats by run id, but for those to `skip`; an unreadable one skipped,
+        with a warning naming it unless not to `warn`."""
+        return heartbeat.read_beats(self.path, skip=skip, warn=warn)
 
     def write_beat(self, beat: Beat) -> None:
         heartbeat.write_beat(self.path, beat)

@@ -50,6 +50,10 @@ class ProcError(RuntimeError):
             f"{' '.join(argv[:3])} exited {exit_code}" + (f": {last[-1]}" if last else "")
         )
 
+    def __reduce__(self) -> tuple[type[ProcError], tuple[list[str], int, str, str]]:
+        """Pickled by its parts: a worker's fault reaches the launcher whole."""
+        return type(self), (self.argv, self.exit_code, self.stdout, self.stderr)
+
 
 @dataclass(frozen=True, kw_only=True)
 class Finished:

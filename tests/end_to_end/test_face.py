@@ -256,3 +256,16 @@ def test_every_user_error_pickles_whole() -> None:
         assert type(back) is kind
         assert (back.file, back.field, back.message) == ("/store", "runs.0.cost_usd", "is negative")
         assert str(back) == "/store: runs.0.cost_usd: is negative"
+
+
+def test_a_command_that_failed_pickles_whole() -> None:
+    """A pilot's fault can be a command of benchkit's own that failed (a `git` that had
+    to succeed): it reaches the launcher from a worker process or a Ray task pickled,
+    its output with it."""
+    from benchkit.workspace.proc import ProcError
+
+    error = ProcError(["git", "worktree", "add", "/x"], 128, "", "fatal: not a git repository")
+    back = pickle.loads(pickle.dumps(error))
+    assert type(back) is ProcError
+    assert (back.argv, back.exit_code, back.stderr) == (error.argv, 128, error.stderr)
+    assert str(back) == "git worktree add exited 128: fatal: not a git repository"

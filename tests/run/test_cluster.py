@@ -184,11 +184,12 @@ def test_the_cli_runs_a_pilot_on_ray_and_import_benchkit_does_not_load_ray(
 ) -> None:
     argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
     argv += ["--arm", "human", "--launcher", "ray", "--ray-address", local_ray]
-    argv += ["--sandbox", "none", "--quiet"]
+    argv += ["--sandbox", "none"]
     done = subprocess.run(
         [*argv, "--store", str(tmp_path / "s")], capture_output=True, text=True, timeout=PATIENCE_S
     )
     assert done.returncode == 0, done.stderr
+    assert ": 1 of 1 pilots · 1 ok" in done.stderr  # its run, told as the task came back
     [row] = benchkit.runs(tmp_path / "s").to_dicts()
     assert (row["launcher"], row["status"], row["sites_covered"]) == ("ray", "ok", 2)
     code = "import benchkit, sys; benchkit.runs; print('ray' in sys.modules)"

@@ -3,6 +3,7 @@ pseudo-terminal here) and left for `benchkit status`."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pty
@@ -11,6 +12,7 @@ import select
 import subprocess
 import sys
 import time
+import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,7 +20,7 @@ import benchkit
 from benchkit.analysis.text import status
 from benchkit.run.cluster import _Stages
 from benchkit.run.events import Event, Planned, Recorded, StageBegun
-from benchkit.run.progress import Board, board_lines
+from benchkit.run.progress import Board, Ledger, Terminal, board_lines, read_matrices
 from benchkit.store.heartbeat import Beat, write_beat
 from benchkit.store.store import Store
 from tests.conftest import TinyRepo
@@ -196,3 +198,46 @@ def test_a_ray_matrix_tells_each_stage_of_its_own_pilots_once_from_their_heartbe
     beat("r1", "cleanup", "me-1")  # read after its run came back: the board let it go
     stages.look()
     assert len(told) == 2
+    # a beat of an earlier benchkit (no label, no matrix) is another launch's; one of a
+    # later one reads without what it does not know; one unreadable is passed quietly
+    older = {"run_id": "r3", "stage": "verify", "host": "h", "pid": 8}
+    (tmp_path / "heartbeats" / "r3.json").write_text(
+        json.dumps({**older, "started_at": at, "updated_at": at})
+    )
+    newer = {**older, "run_id": "r4", "started_at": at, "updated_at": at, "matrix": "me-1"}
+    (tmp_path / "heartbeats" / "r4.json").write_text(json.dumps({**newer, "gpu": "none"}))
+    (tmp_path / "heartbeats" / "r5.json").write_text("{half a beat")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        stages.look()
+    assert caught == []
+    assert told[2:] == [("r4", "", "verify", "h:8")]
+    assert Store.at(tmp_path).beats(warn=False)["r3"].matrix == ""
+
+
+def test_a_pipe_shows_a_pilots_line_whole_and_the_ledger_counts_it_though_stages_passed_unseen(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """On Ray a stage shorter than a look passes unseen, the first (`prepare`) and the
+    last (`cleanup`) included: in a pipe, the pilot's line still starts with its label
+    and ends as its run comes back; the ledger counts it running from its first stage
+    seen."""
+    [run] = benchkit.pilot(tiny.bench_dir, "noop", store=tmp_path / "s", sandbox="none")
+    stream = io.StringIO()
+    terminal, ledger = Terminal(stream), Ledger(Store.at(tmp_path / "s"))
+    label = "tiny noop #1"
+    for event in (
+        Planned(run_set="s1", pilots=2, recorded=(), running=0, jobs=1),
+        StageBegun(run_id=run.run_id, label=label, stage="verify", worker="h:1"),
+        StageBegun(run_id=run.run_id, label=label, stage="score", worker="h:1"),
+    ):
+        terminal(event)
+        ledger(event)
+    [matrix] = read_matrices(Store.at(tmp_path / "s"))
+    assert matrix["running"] == 1
+    terminal(Recorded(run=run))
+    ledger(Recorded(run=run))
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "tiny noop #1: verify score"
+    assert lines[1].startswith("set s1: 1 of 2 pilots · 1 ok")
+    ledger.close()
