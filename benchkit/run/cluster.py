@@ -129,8 +129,8 @@ def _pilot_task(
     matrix: str,
 ) -> tuple[Run | None, Exception | None]:
     """One pilot, in a Ray worker: planned here, run, recorded in the store. Its run,
-    and the error it raised once its run was recorded, if any (a run raised with is
-    still told to the caller's sink, as a worker process tells it)."""
+    and the error the pilot raised, if any: a run recorded before its error still
+    comes back, to be told to the caller's sink as a worker process's is."""
     told: list[Run] = []
 
     def tell(event: Event) -> None:

@@ -196,7 +196,7 @@ class Ledger:
     def __call__(self, event: Event) -> None:
         later = isinstance(event, StageBegun) and event.run_id in self.board.at_work
         self.board.take(event)
-        if later:  # a stage of a pilot it counts already (its first: `prepare`, or on Ray seen)
+        if later:  # a later stage of a pilot it counts from its first stage told
             return
         b = self.board
         self._write(
