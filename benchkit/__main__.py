@@ -1,11 +1,11 @@
 """The `benchkit` command and `python -m benchkit`: the process set up for a command's
-life (`collects_rarely`, before any import), then the click group (`benchkit.cli:main`)."""
+life (`as_command`, before any import), then the click group (`benchkit.cli:main`)."""
 
-from benchkit.workspace.processes import collects_rarely
+from benchkit.workspace.processes import as_command
 
 
 def main() -> None:
-    collects_rarely()
+    as_command()
     from benchkit.cli import main as command
 
     command()

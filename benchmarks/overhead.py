@@ -20,17 +20,17 @@ snapshot of the arm's tree, the reports read, the gate, the score, the record, t
 heartbeats, the cleanup, the printing, the compaction and the exit.
 
 The floor, measured in the same run: an interpreter that imports polars and pyarrow
-(the libraries a Parquet store's writer and reader take; a pilot writes and reads
-its store by polars alone, and imports no pyarrow) and exits, timed from outside
-(the best of 5), plus the git commands the batch ran (their processes' whole lives,
-timed inside it): what a Python tool that records runs and makes worktrees cannot go
-under. Targets: benchkit's own share of the demo batch at most 1 point above the
-floor's; its own work in a pilot (wall less the bench's and the arm's, the median of
-the batch) under 0.2 s; a heartbeat's stage beat under 1 ms on the pilot's path; a
-command's start (python importing what `benchkit pilot` imports before its first
-pilot, its collector set first as `benchkit.__main__` sets it) within 1.3x of the
-import floor; and under 1% of the long batch. Beside the command's imports, those of
-the libraries it needs (polars, click, pydantic) alone: what is left is benchkit's
+(the libraries a Parquet store's writer and reader take; a pilot writes and reads its
+store by polars alone, and imports no pyarrow) and exits, timed from outside (the best
+of 7, taken in turns with the command's imports), plus the git commands the batch ran
+(their processes' whole lives, timed inside it): what a Python tool that records runs
+and makes worktrees cannot go under. Targets: benchkit's own share of the demo batch
+at most 1 point above the floor's; its own work in a pilot (wall less the bench's and
+the arm's, the median of the batch) under 0.2 s; a heartbeat's stage beat under 1 ms
+on the pilot's path; a command's start (python importing what `benchkit pilot` imports
+before its first pilot, set up first as `benchkit.__main__` sets it up) within 1.3x of
+the import floor; and under 1% of the long batch. Beside the command's imports, those
+of the libraries it needs (polars, click, pydantic) alone: what is left is benchkit's
 own modules.
 
     .venv/bin/python benchmarks/overhead.py [--arm ARM ...] [--trials N] [--long-s S]
@@ -60,23 +60,21 @@ CHILD = "--batch-child"  # the batch's own process: `overhead.py --batch-child O
 PILOT_PHASES = ("start", "prepare", "environment", "baseline", "execute", "verify")  # and reruns
 OWN_PHASES = ("score", "record")
 COMMAND_IMPORTS = (  # as the `benchkit` command starts (`benchkit.__main__`)
-    "from benchkit.workspace.processes import collects_rarely; collects_rarely(); "
+    "from benchkit.workspace.processes import as_command; as_command(); "
     "import benchkit.cli, benchkit.run.launch, benchkit.run.pilot, benchkit.run.launchers"
 )
 FLOOR_IMPORTS = "import polars, pyarrow.parquet"
-LIBRARY_IMPORTS = "import polars, click, pydantic"  # the libraries a pilot command needs
+# the libraries a pilot command needs: pydantic's models, not only its lazy package
+LIBRARY_IMPORTS = "import polars, click; from pydantic import BaseModel"
 
 
 def _child(out: Path, argv: list[str]) -> None:
     """The batch: `benchkit pilot ARGV` in this process, with the bench's and the arm's
     time taken apart by phase, written to `out` as JSON when it ends."""
-    from benchkit.workspace.processes import collects_rarely
+    from benchkit.workspace.processes import as_command
 
-    collects_rarely()  # first, as the `benchkit` command starts
+    as_command()  # first, as the `benchkit` command starts
     import benchkit.arms.builtin
-    import benchkit.arms.command
-    import benchkit.arms.prediction
-    import benchkit.arms.simulated
     import benchkit.run.launcher
     import benchkit.run.launchers
     import benchkit.run.pilot
@@ -162,6 +160,13 @@ def _child(out: Path, argv: list[str]) -> None:
     for kind in every_subclass(Arm):
         if "run" in vars(kind):
             kind.run = timed(kind.run)  # type: ignore[attr-defined]
+
+    def arm_kind(kind: type, /, **kwargs: Any) -> None:
+        """An arm kind a pilot imports later (an arm file's): its `run` timed too."""
+        if "run" in vars(kind):
+            kind.run = timed(vars(kind)["run"])  # type: ignore[attr-defined]
+
+    Arm.__init_subclass__ = classmethod(arm_kind)  # type: ignore[assignment,method-assign]
     stage = benchkit.store.heartbeat.Heartbeat.stage
 
     def beat(self: Any, name: str) -> None:
@@ -248,15 +253,17 @@ def _batch(argv: list[str], out: Path) -> tuple[float, dict[str, Any]]:
     return wall, said
 
 
-def _best(code: str, repeat: int = 5) -> float:
-    """An interpreter's life that runs `code` and exits: the best of `repeat`, from
-    outside."""
-    times = []
+def _bests(*codes: str, repeat: int = 7) -> list[float]:
+    """Each an interpreter's life that runs that code and exits, from outside: the
+    best of `repeat`, taken in turns (one of each, then again), so that what the
+    machine does meanwhile falls on all of them alike."""
+    times: list[list[float]] = [[] for _ in codes]
     for _ in range(repeat):
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], check=True)
-        times.append(time.perf_counter() - started)
-    return min(times)
+        for code, taken in zip(codes, times, strict=True):
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            taken.append(time.perf_counter() - started)
+    return [min(taken) for taken in times]
 
 
 def _long_arm(folder: Path, seconds: float) -> Path:
@@ -297,9 +304,7 @@ def main() -> None:
         argv = [*common, "--max-cost", "0.5", *[f"--arm={arm}" for arm in arms]]
         argv += ["--trials", str(args.trials), "--store", str(root / "store")]
         wall, said = _batch(argv, root / "batch.json")
-        floor = _best(FLOOR_IMPORTS)
-        command = _best(COMMAND_IMPORTS)
-        libraries = _best(LIBRARY_IMPORTS)
+        floor, command, libraries = _bests(FLOOR_IMPORTS, COMMAND_IMPORTS, LIBRARY_IMPORTS)
         long_said: tuple[float, dict[str, Any]] | None = None
         if args.long_s > 0:
             long_argv = [*common, f"--arm={_long_arm(root, args.long_s)}"]

@@ -83,6 +83,14 @@ class CommandArm(Arm):
         """What its file says the tool writes for itself in the worktree."""
         return tuple(self.arm.file.scratch)
 
+    @property
+    def takes_vars(self) -> bool:
+        return True
+
+    @property
+    def priced(self) -> bool:
+        return True
+
     def _values(self, context: ArmContext) -> dict[str, str]:
         spec = context.spec
         values = {

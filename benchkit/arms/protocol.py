@@ -4,11 +4,15 @@ An arm is an `Arm`: a `name` and `run(context) -> ArmOutcome` of its own (`run` 
 raises for the tool's own failures, it says how the arm ended), and the members a
 pilot asks of every arm, each with its default: the `executor` it runs as, the
 `model` its file names, the `source` file it is made of, the `scratch` files it
-writes for itself, whether it is `simulated`.
+writes for itself, whether it is `simulated`, whether it reads `--var` values
+(`takes_vars`) and whether its report may count tokens the price table costs
+(`priced`).
 """
 
 from __future__ import annotations
 
+import fnmatch
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -84,12 +88,33 @@ class Arm:
         return True
 
     @property
+    def takes_vars(self) -> bool:
+        """Whether it reads `--var` values (an arm file's `[vars]`)."""
+        return False
+
+    @property
+    def priced(self) -> bool:
+        """Whether its report may give tokens without a cost, which the price table
+        costs (an agent's): the table is read once a matrix has such an arm."""
+        return False
+
+    @property
     def simulated(self) -> bool:
         """Whether its runs are simulated data, never evidence about a real tool."""
         return False
 
     def run(self, context: ArmContext) -> ArmOutcome:
         raise NotImplementedError
+
+
+def is_scratch(path: str, patterns: Sequence[str]) -> bool:
+    """Whether a worktree path (a folder as `folder/`) is one of an arm's `scratch`
+    patterns, or in one."""
+    return any(
+        fnmatch.fnmatchcase(path.rstrip("/"), p.strip("/"))
+        or fnmatch.fnmatchcase(path, p.strip("/") + "/*")
+        for p in patterns
+    )
 
 
 @runtime_checkable

@@ -11,11 +11,9 @@ import hashlib
 from collections.abc import Callable
 
 from benchkit.arms.builtin import Human, Noop, replay
-from benchkit.arms.command import command_arm
 from benchkit.arms.prediction import predicted
 from benchkit.arms.protocol import Arm
 from benchkit.arms.simulated import SimulatedAgent
-from benchkit.bench.arm_file import load_arm
 from benchkit.bench.bench_file import Bench
 from benchkit.bench.find import arm_files, find_arm_file
 from benchkit.errors import ArmError
@@ -53,6 +51,8 @@ def resolve_arm(bench: Bench, spec: PilotSpec) -> Arm:
             f"no such arm (built in: {', '.join(sorted(BUILTIN))}; "
             f"arm files: {', '.join(files) or 'none'}; or the path of an arm.toml)",
         )
+    from benchkit.arms.command import command_arm  # an arm file's: pydantic's models
+
     return command_arm(spec.arm, path, bench, spec)
 
 
@@ -74,6 +74,8 @@ def list_arms() -> dict[str, str]:
         {"replay": "replay:NAME|PATH", "prediction": "prediction:FILE"}.get(name, name): what
         for name, (_, what) in BUILTIN.items()
     }
+    from benchkit.bench.arm_file import load_arm
+
     for path in arm_files():
         found[path.stem] = load_arm(path).file.description or str(path)
     return found

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import fnmatch
 import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -129,16 +127,6 @@ def _scratch(pattern: str) -> str:
     if not named or ".." in parts or pattern.startswith(("/", "!")) or "\n" in pattern:
         raise ValueError(f"{pattern!r} is no pattern of the worktree's own files")
     return pattern
-
-
-def is_scratch(path: str, patterns: Sequence[str]) -> bool:
-    """Whether a worktree path (a folder as `folder/`) is one of the tool's scratch
-    patterns, or in one."""
-    return any(
-        fnmatch.fnmatchcase(path.rstrip("/"), p.strip("/"))
-        or fnmatch.fnmatchcase(path, p.strip("/") + "/*")
-        for p in patterns
-    )
 
 
 class ArmFile(Strict):

@@ -2,8 +2,8 @@
 imports come before the collector is set (`benchkit.__main__`)."""
 
 from benchkit.cli import main
-from benchkit.workspace.processes import collects_rarely
+from benchkit.workspace.processes import as_command
 
 if __name__ == "__main__":
-    collects_rarely()
+    as_command()
     main()

@@ -12,15 +12,15 @@ import os
 import shutil
 import socket
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from benchkit.arms.attribution import by_session, first_steps
 from benchkit.arms.cost import costed
-from benchkit.arms.protocol import ArmContext, ArmOutcome, Secretive
+from benchkit.arms.protocol import ArmContext, ArmOutcome, Secretive, is_scratch
 from benchkit.arms.sessions import commits_of, session_reasons, with_edits
-from benchkit.bench.arm_file import is_scratch
 from benchkit.errors import StoreError
 from benchkit.gate.tampering import telling_first
 from benchkit.records import LauncherName, Owner, Run, SiteResult, redact, redacted
@@ -90,8 +90,7 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
     stage("prepare")
     with clock.stage("prepare"):
         human_ahead(repo)
-        add_worktree(repo.mirror, repo.base_sha, pilot.worktree)
-        reader(repo.mirror, pilot.git_dir)
+        (pilot.made_ahead or _made_ahead(pilot)).result()  # what making them raised, here
         pilot.sandbox.make()
         names = p.arm.secret_names() if isinstance(p.arm, Secretive) else []
         (pilot.folder / SECRETS).write_text("".join(f"{n}\n" for n in names))
@@ -178,6 +177,22 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
         stage("ci")
         with clock.stage("ci"):
             pilot.ci = ask_ci(outcome.report, bench.file, Forge(pilot.logs / "ci.log"))
+
+
+_MAKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-worktree")
+
+
+def _made_ahead(pilot: PilotState) -> Future[None]:
+    """The pilot's worktree and benchkit's own git folder beside it, made by a thread
+    from the pilot's start (git's `checkout`, mostly), while its first beat and its
+    `running` row are written; `prepare` waits for them."""
+    repo = pilot.plan.repository
+
+    def made() -> None:
+        add_worktree(repo.mirror, repo.base_sha, pilot.worktree)
+        reader(repo.mirror, pilot.git_dir)
+
+    return _MAKER.submit(made)
 
 
 def _commits(pilot: PilotState) -> list[Commit]:
@@ -277,6 +292,7 @@ def execute_plan(
     label = f"{p.bench.name} {p.spec.arm}{model} #{p.spec.trial}"
     early: KeyboardInterrupt | None = None  # an interrupt during the start: recorded below
     heart: Heartbeat | None = None
+    made = pilot.made_ahead = _made_ahead(pilot)
     try:
         pilot.logs.mkdir(parents=True, exist_ok=True)
         with deferred_interrupts():  # the first beat before the row: never running unbeaten
@@ -299,6 +315,7 @@ def execute_plan(
         if heart is not None:
             heart.stop()
         shutil.rmtree(pilot.artifacts, ignore_errors=True)
+        wait([made])  # no git process writes in the folder as it goes
         discard(folder)
         if exc.errno not in FULL:
             raise
@@ -343,6 +360,8 @@ def _finish(pilot: PilotState, keep: bool, stage: Callable[[str], None]) -> Run:
     """score, record, cleanup: whatever happened before."""
     p, repo = pilot.plan, pilot.plan.repository
     secrets = pilot.secrets
+    if pilot.made_ahead is not None:
+        wait([pilot.made_ahead])  # interrupted before `prepare` waited: made, then scored
     # the arm and the checks are done: nothing of theirs runs on (a walk of /proc, where
     # their sandbox did not end it all)
     left = 0 if pilot.sandbox.ends_whole else stop_left(pilot.run_id)

@@ -11,7 +11,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from benchkit.arms.command import CommandArm
 from benchkit.arms.prediction import Predicted
 from benchkit.arms.protocol import Arm
 from benchkit.arms.registry import arm_digest, resolve_arm
@@ -70,7 +69,7 @@ def plan(
         bench, repository, env_recipe, flaky = ready[spec.bench]
         bench = only_checks(bench, spec.checks)
         arm = resolve_arm(bench, spec)
-        if prices is None and isinstance(arm, CommandArm):
+        if prices is None and arm.priced:
             prices = price_table()
         if not spec.executor:
             spec = replace(spec, executor=arm.executor)
@@ -124,7 +123,7 @@ def _vars_taken(plans: list[Plan]) -> None:
     variables (only built-in arms): a value no arm reads is a mistake, not a no-op.
     Each arm file checks the names it is given itself."""
     given = sorted({name for p in plans for name, _ in p.spec.arm_vars})
-    if given and not any(isinstance(p.arm, CommandArm) for p in plans):
+    if given and not any(p.arm.takes_vars for p in plans):
         arms = ", ".join(sorted({p.spec.arm for p in plans}))
         raise ArmError(arms, "--var", f"no arm here takes variables (given: {given[0]})")
 

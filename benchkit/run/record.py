@@ -106,6 +106,7 @@ class PilotState:
     environment: Environment | None = None
     instance: Instance | None = None  # the arm's
     checked: Instance | None = None  # the clean tree's (see `benchkit.run.verify`)
+    made_ahead: Future[None] | None = None  # the worktree and its reader, being made
     checked_ahead: Future[Instance] | None = None  # the clean tree's, being made
     arm_change: Ahead | None = None  # the arm's tree and its diff, parsed ahead
     arm_patch: PatchAhead | None = None  # and its patch, read ahead

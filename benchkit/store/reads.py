@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import warnings
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -426,6 +427,24 @@ def read_arrow(path: Path) -> pa.Table:
 
     with pq.ParquetFile(path) as handle:
         return handle.read()
+
+
+def read_kept(path: Path) -> list[dict[str, Any]] | None:
+    """The rows of one Parquet file that is written whole and replaced, never changed
+    (a baseline's): read once a process while it stays the same file (its inode, time
+    and size), as every pilot of a matrix asks; None when absent or unreadable."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    rows = _rows_of(path, (stat.st_ino, stat.st_mtime_ns, stat.st_size))
+    return None if rows is None else list(rows)
+
+
+@lru_cache(maxsize=64)
+def _rows_of(path: Path, stamp: tuple[int, int, int]) -> tuple[dict[str, Any], ...] | None:
+    rows = read_file(path)
+    return None if rows is None else tuple(rows)
 
 
 def read_file(path: Path) -> list[dict[str, Any]] | None:

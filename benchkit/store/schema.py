@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
+from functools import lru_cache
 from types import UnionType
 from typing import TYPE_CHECKING, Union, get_args, get_origin, get_type_hints
 
@@ -410,7 +411,13 @@ def table_columns(table: str, checks: Iterable[str] = ()) -> list[Column]:
 
 
 def table_schema(table: str, checks: Iterable[str] = ()) -> pl.Schema:
-    """A table's columns and their types, as polars writes and reads them."""
+    """A table's columns and their types, as polars writes and reads them: made once a
+    process for each table and checks, as every write asks, and shared (never changed)."""
+    return _table_schema(table, tuple(checks))
+
+
+@lru_cache(maxsize=256)
+def _table_schema(table: str, checks: tuple[str, ...]) -> pl.Schema:
     return _schema(table_columns(table, checks))
 
 

@@ -136,8 +136,9 @@ class Store:
     # The cached checks at base, by key.
 
     def baseline_rows(self, table: str, key: str) -> list[dict[str, Any]] | None:
-        """A baseline's `checks` or `tests` rows; None when absent or unreadable."""
-        return reads.read_file(self.baselines / table / f"{key}.parquet")
+        """A baseline's `checks` or `tests` rows; None when absent or unreadable. Read
+        once a process while its file stays the same: every pilot of a matrix asks."""
+        return reads.read_kept(self.baselines / table / f"{key}.parquet")
 
     def write_baseline(
         self, table: str, key: str, rows: list[dict[str, Any]], schema: pl.Schema

@@ -8,6 +8,7 @@ import re
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 
 ALLOWED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM")
@@ -62,9 +63,14 @@ def own_bin() -> Path | None:
 
 def caller_path() -> list[str]:
     """The caller's PATH, without benchkit's own virtualenv."""
-    own = own_bin()
-    folders = os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep)
-    return [f for f in folders if f and (own is None or Path(f) != own)]
+    return list(_without(os.environ.get("PATH", "/usr/bin:/bin"), own_bin()))
+
+
+@lru_cache(maxsize=8)
+def _without(path: str, own: Path | None) -> tuple[str, ...]:
+    """The folders of `path` but `own`: once a PATH, though every command asks."""
+    folders = path.split(os.pathsep)
+    return tuple(f for f in folders if f and (own is None or Path(f) != own))
 
 
 def allowed_env(names: Sequence[str] = ALLOWED_ENV) -> dict[str, str]:

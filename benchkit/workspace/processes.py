@@ -1,7 +1,7 @@
 """Process identity, the one liveness rule every part of benchkit asks (claims, the
 matrix ledgers, heartbeats, recovery): a process is the one that started at a time,
 never a pid alone, which the kernel reuses; the members of a process group; stopping
-processes (ended when the stop returns); and how benchkit's own processes end."""
+processes (ended when the stop returns); and how benchkit's own processes start and end."""
 
 from __future__ import annotations
 
@@ -138,6 +138,17 @@ def _signal_zero(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def as_command() -> None:
+    """This process is a benchkit command (its entry says so first, before any import):
+    the collector's full passes rare (`collects_rarely`), and pydantic's plugins not
+    looked for. Pydantic looks for them by reading every installed package's entry
+    points as it first validates a file, 4 to 5 ms of every command that reads a bench
+    or an arm file, and a command validates only benchkit's own files. A user's own
+    `PYDANTIC_DISABLE_PLUGINS` is kept; benchkit used as a library sets neither."""
+    collects_rarely()
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 
 def collects_rarely() -> None:

@@ -18,6 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -49,8 +50,10 @@ class Recipe:
     project: Literal["editable", "pythonpath", "none"] = "pythonpath"
     builder: str = ""  # the builder's version and benchkit's recipe version
 
-    @property
+    @cached_property
     def key(self) -> str:
+        """Its kind and the digest of all it holds: asked of every pilot's stages, made
+        once."""
         if self.kind == "none":
             return "none"
         fields = asdict(self)

@@ -10,8 +10,9 @@ from pathlib import Path, PurePath
 import pytest
 
 from benchkit.arm_report import ArmReport, SessionReport
+from benchkit.arms.protocol import is_scratch
 from benchkit.arms.sessions import commits_of, in_repository, with_edits
-from benchkit.bench.arm_file import is_scratch, load_arm
+from benchkit.bench.arm_file import load_arm
 from benchkit.errors import ArmError
 from benchkit.workspace.git import Commit, commits_between, head_of, reader, snapshot
 

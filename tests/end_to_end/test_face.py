@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import pickle
 import shutil
 import subprocess
@@ -97,8 +98,8 @@ def test_the_origin_filter(tiny: TinyRepo, tmp_path: Path) -> None:
     assert benchkit.table("checks", tmp_path / "store", origin="imported").is_empty()
 
 
-def _loaded(*argv: str) -> set[str]:
-    """The top-level modules a fresh interpreter imports to run `argv`."""
+def _modules(*argv: str) -> set[str]:
+    """The modules a fresh interpreter imports to run `argv`, by their whole names."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", *argv],
         capture_output=True,
@@ -107,10 +108,16 @@ def _loaded(*argv: str) -> set[str]:
         timeout=PATIENCE_S,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    names = set()
-    for line in done.stderr.splitlines():
-        if line.startswith("import time:") and "|" in line:
-            names.add(line.rsplit("|", 1)[1].strip().split(".")[0])
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
+def _loaded(*argv: str) -> set[str]:
+    """The top-level modules a fresh interpreter imports to run `argv`."""
+    names = {name.split(".")[0] for name in _modules(*argv)}
     assert "benchkit" in names or argv[-1] == "pass"
     return names
 
@@ -146,8 +153,20 @@ def test_pilots_and_a_read_load_polars_alone(tiny: TinyRepo, tmp_path: Path) -> 
     assert _loaded("-m", "benchkit", "runs", "--store", store) & unwanted == set()
 
 
+def test_pilots_of_built_in_arms_load_no_arm_files_models(tiny: TinyRepo, tmp_path: Path) -> None:
+    """An arm file's kind (its pydantic models, the agents' report readers) is loaded
+    for an arm file alone: pilots of built-in arms start without it."""
+    store = str(tmp_path / "store")
+    pilots = ("pilot", "--bench", str(tiny.bench_dir), "--arm", "noop", "--arm", "human")
+    loaded = _modules("-m", "benchkit", *pilots, "--store", store, "--sandbox", "none", "--quiet")
+    assert "benchkit.run.pilot" in loaded
+    arm_file_kind = {"benchkit.bench.arm_file", "benchkit.arms.command", "benchkit.arms.reports"}
+    assert loaded & arm_file_kind == set()
+    assert len(benchkit.runs(store)) == 2
+
+
 COMMAND_START = """
-import gc, sys
+import gc, os, sys
 set_at = []
 set_threshold = gc.set_threshold
 gc.set_threshold = lambda *t: (set_at.append("benchkit.cli" in sys.modules), set_threshold(*t))
@@ -156,7 +175,8 @@ sys.argv = ["benchkit", "--version"]
 try:
     command.main()
 finally:
-    print(set_at, gc.get_threshold()[2], "benchkit.cli" in sys.modules)
+    plugins = os.environ.get("PYDANTIC_DISABLE_PLUGINS")
+    print(set_at, gc.get_threshold()[2], "benchkit.cli" in sys.modules, plugins)
 """
 
 
@@ -164,11 +184,35 @@ def test_the_command_sets_the_collector_before_its_imports() -> None:
     """The `benchkit` command's entry makes the collector's full passes rare
     (`collects_rarely`) before it imports the click group and what it needs: the passes
     over what imports make took 20 to 40 ms of every command's start."""
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
     done = subprocess.run(
-        [sys.executable, "-c", COMMAND_START], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, "-c", COMMAND_START], capture_output=True, text=True, cwd=ROOT, env=env
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == "[False] 100 True"
+    assert done.stdout.splitlines()[-1] == "[False] 100 True __all__"
+
+
+def test_the_command_looks_for_no_pydantic_plugin_unless_the_user_says() -> None:
+    """A command validates benchkit's own files only: pydantic's plugins, which it
+    finds by reading every installed package's entry points, are not looked for; a
+    user's own `PYDANTIC_DISABLE_PLUGINS` is kept as set. Imported as a library,
+    benchkit leaves it alone."""
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    said = subprocess.run(
+        [sys.executable, "-c", COMMAND_START],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**env, "PYDANTIC_DISABLE_PLUGINS": "logfire"},
+    )
+    assert said.returncode == 0, said.stderr
+    assert said.stdout.splitlines()[-1].endswith(" logfire")
+    library = "import os, benchkit.cli; print(os.environ.get('PYDANTIC_DISABLE_PLUGINS'))"
+    done = subprocess.run(
+        [sys.executable, "-c", library], capture_output=True, text=True, cwd=ROOT, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "None"
 
 
 @pytest.fixture(scope="module")

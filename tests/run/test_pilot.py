@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import signal
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 
 import benchkit
 from benchkit.arms.protocol import Arm, ArmContext, ArmOutcome
+from benchkit.errors import StoreError
 from benchkit.records import PilotSpec
 from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import plan
@@ -436,6 +438,27 @@ def test_a_pilots_folders_go_to_the_trash_and_a_killed_ones_leftovers_are_remove
     assert not folder.exists()  # at once: renamed
     trash_emptied()
     assert list((cache_dir() / TRASH).iterdir()) == []
+
+
+def test_a_store_full_as_a_pilot_starts_leaves_nothing_of_the_pilot(
+    tiny: TinyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its `running` row cannot be written: the pilot says so and leaves nothing. Its
+    worktree, which a thread makes from the pilot's start, is waited for and removed."""
+    [p] = plan([PilotSpec(bench=str(tiny.bench_dir), arm="noop")])
+    store = Store(tiny.seeded(tmp_path / "store"))
+
+    def full(self: Store, run: benchkit.Run) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(self.path / "runs"))
+
+    monkeypatch.setattr(Store, "record_row", full)
+    with pytest.raises(StoreError, match="no space left; nothing of it was written"):
+        execute_plan(p, store)
+    trash_emptied()
+    assert list((cache_dir() / "pilots").iterdir()) == []
+    assert list((cache_dir() / TRASH).iterdir()) == []
+    assert not (store.path / "runs").exists() or list((store.path / "runs").iterdir()) == []
+    assert [a.name for a in (store.path / "artifacts").iterdir()] == ["baselines"]
 
 
 def test_the_environments_node_modules_is_never_in_the_arms_diff(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@ each holding exactly its declared columns; a row that does not is an error."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -322,6 +322,33 @@ def test_an_imported_row_and_a_baseline_hold_every_column(tmp_path: Path) -> Non
     for table in ("checks", "tests"):
         path = tmp_path / "baselines" / table / "k.parquet"
         assert pq.read_schema(path).names == table_schema(table).names()
+
+
+def test_a_baseline_is_read_once_while_its_files_stay_and_again_once_written_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every pilot of a matrix asks the cached checks at base: a process reads each
+    file once while it stays the same file, and again once it is written anew (a
+    refresh, a corrupt one run again)."""
+    store = Store(tmp_path)
+    reads: list[Path] = []
+    read_file = benchkit.store.reads.read_file
+
+    def counted(path: Path) -> list[dict[str, object]] | None:
+        reads.append(path)
+        return read_file(path)
+
+    monkeypatch.setattr(benchkit.store.reads, "read_file", counted)
+    assert store.baseline_rows("checks", "k") is None  # none yet
+    first = Baseline(key="k", checks=(CHECK,), tests=(), report_read=False, cached=False)
+    save(store, first)
+    rows = [store.baseline_rows("checks", "k") for _ in range(3)]
+    assert [len(r or []) for r in rows] == [1, 1, 1] and len(reads) == 1
+    later = replace(CHECK, check="lint", status="fail")
+    save(store, replace(first, checks=(CHECK, later)))
+    again = store.baseline_rows("checks", "k")
+    assert [r["check"] for r in again or []] == ["test", "lint"] and len(reads) == 2
+    assert store.baseline_rows("checks", "k") == again and len(reads) == 2
 
 
 @pytest.mark.parametrize(
