@@ -11,9 +11,7 @@ import hashlib
 from collections.abc import Callable
 
 from benchkit.arms.builtin import Human, Noop, replay
-from benchkit.arms.prediction import predicted
 from benchkit.arms.protocol import Arm
-from benchkit.arms.simulated import SimulatedAgent
 from benchkit.bench.bench_file import Bench
 from benchkit.bench.find import arm_files, find_arm_file
 from benchkit.errors import ArmError
@@ -21,13 +19,26 @@ from benchkit.records import PilotSpec
 
 Factory = Callable[[Bench, str], Arm]
 
+
+def _predicted(bench: Bench, argument: str) -> Arm:
+    from benchkit.arms.prediction import predicted  # a task set's: SWE-bench's models
+
+    return predicted(bench, argument)
+
+
+def _simulated() -> Arm:
+    from benchkit.arms.simulated import SimulatedAgent  # demos' only
+
+    return SimulatedAgent()
+
+
 BUILTIN: dict[str, tuple[Factory, str]] = {
     "noop": (lambda bench, _: Noop(), "nothing: the base as it is"),
     "human": (lambda bench, _: Human(), "applies the human reference (the oracle)"),
     "replay": (replay, "applies a recorded patch"),
-    "prediction": (predicted, "replays a SWE-bench prediction of the bench's instance"),
+    "prediction": (_predicted, "replays a SWE-bench prediction of the bench's instance"),
     "simulated-agent": (
-        lambda bench, _: SimulatedAgent(),
+        lambda bench, _: _simulated(),
         "SIMULATED data for demos: makes each human change by chance",
     ),
 }

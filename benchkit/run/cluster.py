@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import pickle
 import secrets
 import socket
 import warnings
@@ -148,6 +147,8 @@ def _pilot_task(
 def _whole(exc: Exception) -> Exception:
     """The error as it can reach the caller: itself when it pickles whole, else one
     that says it (an error that cannot be unpickled would lose its run with it)."""
+    import pickle  # in a Ray worker, which has it: not in every command's start
+
     try:
         pickle.loads(pickle.dumps(exc))
     except Exception:

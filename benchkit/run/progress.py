@@ -15,8 +15,10 @@ import json
 import os
 import socket
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
@@ -186,12 +188,25 @@ def in_notebook() -> bool:
 class Ledger:
     """The matrix's own line in the store (`<store>/matrices/<host>-<pid>.json`): its
     set, pilots, how many are done and since when; removed when it ends. `benchkit
-    status` counts the queued pilots and the time left from it."""
+    status` counts the queued pilots and the time left from it.
+
+    Written by a thread of its own, the latest line as soon as it can (a write renamed
+    over the last one waits for the disk, up to a millisecond as pilots write, at
+    every pilot's start and end), never on the pilots' path."""
 
     def __init__(self, store: Store) -> None:
         self._path = store.matrices / f"{socket.gethostname()}-{os.getpid()}.json"
         self.board = Board()
         self._since = datetime.now(UTC).isoformat()
+        self._owner = {
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "process_start": process_start(os.getpid()),
+        }
+        self._latest: dict[str, Any] | None = None  # the line to write next, if any
+        self._lock = threading.Lock()  # events may come from a launcher's thread
+        self._closed = False
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-ledger")
 
     def __call__(self, event: Event) -> None:
         later = isinstance(event, StageBegun) and event.run_id in self.board.at_work
@@ -199,26 +214,42 @@ class Ledger:
         if later:  # a later stage of a pilot it counts from its first stage told
             return
         b = self.board
-        self._write(
-            {
-                "run_set": b.run_set,
-                "pilots": b.pilots,
-                "finished": b.finished,
-                "running": len(b.at_work),
-                "host": socket.gethostname(),
-                "pid": os.getpid(),
-                "process_start": process_start(os.getpid()),
-                "started_at": self._since,
-                "updated_at": datetime.now(UTC).isoformat(),
-            }
-        )
+        line = {
+            "run_set": b.run_set,
+            "pilots": b.pilots,
+            "finished": b.finished,
+            "running": len(b.at_work),
+            **self._owner,
+            "started_at": self._since,
+            "updated_at": datetime.now(UTC).isoformat(),
+        }
+        with self._lock:
+            if self._closed:  # a run told as the matrix ends: the ledger is gone
+                return
+            pending, self._latest = self._latest is not None, line
+            if not pending:  # else the write to come takes this line
+                self._writer.submit(self._write)
 
-    def _write(self, line: dict[str, Any]) -> None:
+    def _write(self) -> None:
+        with self._lock:
+            line, self._latest = self._latest, None
+        if line is None:
+            return
         with contextlib.suppress(OSError):  # a full store: the runs say so
             self._path.parent.mkdir(parents=True, exist_ok=True)
             replace_whole(self._path, json.dumps(line))
 
+    def settled(self) -> None:
+        """Once the lines told so far are written."""
+        with self._lock:
+            done = None if self._closed else self._writer.submit(self._write)
+        if done is not None:
+            done.result()
+
     def close(self) -> None:
+        with self._lock:
+            self._closed = True
+        self._writer.shutdown(wait=True)
         self._path.unlink(missing_ok=True)
 
 

@@ -233,6 +233,7 @@ def test_a_pipe_shows_a_pilots_line_whole_and_the_ledger_counts_it_though_stages
     ):
         terminal(event)
         ledger(event)
+    ledger.settled()
     [matrix] = read_matrices(Store.at(tmp_path / "s"))
     assert matrix["running"] == 1
     terminal(Recorded(run=run))
