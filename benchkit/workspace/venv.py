@@ -78,7 +78,31 @@ def uv(*args: str, timeout_s: float = 900.0, mark: Mapping[str, str] | None = No
 
 @cache
 def _builder() -> str:
-    return f"{uv('--version').strip()}; recipe {RECIPE_VERSION}"
+    return f"{version_of(find_uv_bin())}; recipe {RECIPE_VERSION}"
+
+
+def version_of(program: str) -> str:
+    """What `program --version` says, run once while its file stays the same (its
+    stamp): remembered in the cache, as every command asks it of uv otherwise (a
+    process of 7 ms)."""
+    try:
+        stamp = _stamp(program)
+    except OSError:
+        stamp = ""
+    digest = hashlib.sha256(f"{program}\n{stamp}".encode()).hexdigest()[:16]
+    memo = cache_dir() / "tools" / f"{Path(program).name}-{digest}"
+    with contextlib.suppress(OSError):
+        said = memo.read_text()
+        if stamp and said.endswith("\n"):
+            return said.strip()
+    said = capture([program, "--version"], env=uv_env(), timeout_s=60).strip()
+    if stamp and said:
+        with contextlib.suppress(OSError):  # whole or not at all: renamed into place
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            fresh = memo.with_name(f".{memo.name}.{os.getpid()}")
+            fresh.write_text(f"{said}\n")
+            os.replace(fresh, memo)
+    return said
 
 
 def interpreter(python: str, env: Mapping[str, str], cwd: Path | None = None) -> tuple[str, str]:

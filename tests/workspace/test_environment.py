@@ -11,6 +11,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from uv import find_uv_bin
 
 import benchkit
 from benchkit.bench.find import find_bench
@@ -522,6 +523,29 @@ def test_a_remembered_python_is_not_run_again_until_its_file_changes(
     assert environment._system_python("3.11") == (version, path)  # found again
     assert ran.exists()
     environment._system_python.cache_clear()
+
+
+def test_a_tools_version_is_asked_once_while_its_file_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every command's recipe names uv's version, which asking takes a process: the
+    answer is remembered in the cache by the program's file, and asked again once the
+    program is replaced. uv's own answer is the one `uv --version` gives."""
+    from benchkit.workspace import venv as environment
+
+    monkeypatch.setenv("BENCHKIT_CACHE", str(tmp_path / "cache"))
+    asked = tmp_path / "asked"
+    program = tmp_path / "tool"
+    program.write_text(f"#!/bin/sh\necho x >> {asked}\necho 'tool 1.0'\n")
+    program.chmod(0o755)
+    said = [environment.version_of(str(program)) for _ in range(3)]
+    assert said == ["tool 1.0"] * 3 and asked.read_text() == "x\n"
+    program.write_text(program.read_text().replace("1.0", "2.0") + "# a longer file\n")
+    assert environment.version_of(str(program)) == "tool 2.0"
+    assert asked.read_text() == "x\nx\n"
+    uv = find_uv_bin()
+    done = subprocess.run([uv, "--version"], capture_output=True, text=True, check=True)
+    assert environment.version_of(uv) == done.stdout.strip()
 
 
 def test_a_bench_installed_editable_validates(tmp_path: Path) -> None:
