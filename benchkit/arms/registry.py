@@ -26,7 +26,7 @@ def _predicted(bench: Bench, argument: str) -> Arm:
     return predicted(bench, argument)
 
 
-def _simulated() -> Arm:
+def _simulated(bench: Bench, argument: str) -> Arm:
     from benchkit.arms.simulated import SimulatedAgent  # demos' only
 
     return SimulatedAgent()
@@ -38,7 +38,7 @@ BUILTIN: dict[str, tuple[Factory, str]] = {
     "replay": (replay, "applies a recorded patch"),
     "prediction": (_predicted, "replays a SWE-bench prediction of the bench's instance"),
     "simulated-agent": (
-        lambda bench, _: _simulated(),
+        _simulated,
         "SIMULATED data for demos: makes each human change by chance",
     ),
 }

@@ -38,6 +38,7 @@ from benchkit.workspace.environment import (
 )
 from benchkit.workspace.git import add_worktree, remove_worktree
 from benchkit.workspace.proc import ProcError
+from benchkit.workspace.processes import callers_environ
 from benchkit.workspace.recipe import EnvironmentFailure, Recipe
 from benchkit.workspace.repository import Repository
 from benchkit.workspace.venv import importable_root, interpreter
@@ -138,7 +139,7 @@ def command_env(
     """What the command sees: the caller's environment as it is, with the worktree's
     code first on PYTHONPATH; or the allow-list and a bench environment's instance."""
     if instance is None:
-        env = dict(os.environ)
+        env = callers_environ()
         given = [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []
         env["PYTHONPATH"] = os.pathsep.join([str(importable_root(worktree)), *given])
     else:

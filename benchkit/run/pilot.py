@@ -76,7 +76,7 @@ from benchkit.workspace.git import (
     snapshot,
     untracked,
 )
-from benchkit.workspace.proc import ProcError
+from benchkit.workspace.proc import ProcError, Stoppable
 from benchkit.workspace.processes import process_start
 from benchkit.workspace.recipe import EnvironmentFailure
 from benchkit.workspace.sandbox import PILOT_MARK, SECRETS, stop_left
@@ -90,7 +90,8 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
     stage("prepare")
     with clock.stage("prepare"):
         human_ahead(repo)
-        (pilot.made_ahead or _made_ahead(pilot)).result()  # what making them raised, here
+        assert pilot.made_ahead is not None  # from the pilot's start (execute_plan)
+        pilot.made_ahead.result()  # what making them raised, raised here
         pilot.sandbox.make()
         names = p.arm.secret_names() if isinstance(p.arm, Secretive) else []
         (pilot.folder / SECRETS).write_text("".join(f"{n}\n" for n in names))
@@ -182,17 +183,18 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
 _MAKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-worktree")
 
 
-def _made_ahead(pilot: PilotState) -> Future[None]:
+def _made_ahead(pilot: PilotState) -> tuple[Future[None], Stoppable]:
     """The pilot's worktree and benchkit's own git folder beside it, made by a thread
     from the pilot's start (git's `checkout`, mostly), while its first beat and its
-    `running` row are written; `prepare` waits for them."""
-    repo = pilot.plan.repository
+    `running` row are written; `prepare` waits for them. An interrupted pilot stops
+    the checkout (the `Stoppable`) and waits for the thread before its folder goes."""
+    repo, making = pilot.plan.repository, Stoppable()
 
     def made() -> None:
-        add_worktree(repo.mirror, repo.base_sha, pilot.worktree)
+        add_worktree(repo.mirror, repo.base_sha, pilot.worktree, within=making)
         reader(repo.mirror, pilot.git_dir)
 
-    return _MAKER.submit(made)
+    return _MAKER.submit(made), making
 
 
 def _commits(pilot: PilotState) -> list[Commit]:
@@ -292,7 +294,8 @@ def execute_plan(
     label = f"{p.bench.name} {p.spec.arm}{model} #{p.spec.trial}"
     early: KeyboardInterrupt | None = None  # an interrupt during the start: recorded below
     heart: Heartbeat | None = None
-    made = pilot.made_ahead = _made_ahead(pilot)
+    made, making = _made_ahead(pilot)
+    pilot.made_ahead = made
     try:
         pilot.logs.mkdir(parents=True, exist_ok=True)
         with deferred_interrupts():  # the first beat before the row: never running unbeaten
@@ -311,13 +314,15 @@ def execute_plan(
             store.record_row(run_record(pilot, None, keep))
     except KeyboardInterrupt as exc:
         early = exc
-    except OSError as exc:  # a full store: nothing of the run could be written
-        if heart is not None:
-            heart.stop()
-        shutil.rmtree(pilot.artifacts, ignore_errors=True)
-        wait([made])  # no git process writes in the folder as it goes
-        discard(folder)
-        if exc.errno not in FULL:
+    except BaseException as exc:  # a full store: nothing of the run could be written
+        with deferred_interrupts():  # nothing of the pilot left, whatever comes meanwhile
+            making.stop()
+            if heart is not None:
+                heart.stop()
+            shutil.rmtree(pilot.artifacts, ignore_errors=True)
+            wait([made])  # no git process writes in the folder as it goes
+            discard(folder)
+        if not isinstance(exc, OSError) or exc.errno not in FULL:
             raise
         raise StoreError(
             store.path, "", f"cannot record run {run_id}: no space left; nothing of it was written"
@@ -334,6 +339,7 @@ def execute_plan(
             raise early
         _run_stages(pilot, stage)
     except (KeyboardInterrupt, SystemExit):  # SystemExit: its process is told to end (Ray's)
+        making.stop()  # a checkout still at work ends now, not once it is done
         pilot.status = "interrupted"
         pilot.outcome = ArmOutcome(
             ok=False, failure_kind="interrupted", detail="interrupted", retryable=True

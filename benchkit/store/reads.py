@@ -431,18 +431,20 @@ def read_arrow(path: Path) -> pa.Table:
 
 def read_kept(path: Path) -> list[dict[str, Any]] | None:
     """The rows of one Parquet file that is written whole and replaced, never changed
-    (a baseline's): read once a process while it stays the same file (its inode, time
-    and size), as every pilot of a matrix asks; None when absent or unreadable."""
+    (a baseline's): read once a process while it stays the same file (its device,
+    inode, times and size), as every pilot of a matrix asks; each caller has rows of
+    its own. None when absent or unreadable."""
     try:
         stat = path.stat()
     except OSError:
         return None
-    rows = _rows_of(path, (stat.st_ino, stat.st_mtime_ns, stat.st_size))
-    return None if rows is None else list(rows)
+    stamp = (stat.st_dev, stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size)
+    rows = _rows_of(path, stamp)
+    return None if rows is None else [dict(row) for row in rows]
 
 
 @lru_cache(maxsize=64)
-def _rows_of(path: Path, stamp: tuple[int, int, int]) -> tuple[dict[str, Any], ...] | None:
+def _rows_of(path: Path, stamp: tuple[int, ...]) -> tuple[dict[str, Any], ...] | None:
     rows = read_file(path)
     return None if rows is None else tuple(rows)
 

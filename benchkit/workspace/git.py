@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchkit.workspace.cache import discard
-from benchkit.workspace.proc import ProcError, capture
+from benchkit.workspace.proc import ProcError, Stoppable, capture
 
 FIXED_IDENTITY = {
     "GIT_AUTHOR_NAME": "benchkit",
@@ -73,16 +73,17 @@ def commit_tree(mirror: Path, tree: str, parent: str | None, message: str) -> st
     return git(*args, cwd=mirror).strip()
 
 
-def add_worktree(mirror: Path, sha: str, where: Path) -> Path:
+def add_worktree(mirror: Path, sha: str, where: Path, *, within: Stoppable | None = None) -> Path:
     """A fresh repository of its own at `sha` (detached) that borrows the mirror's
     objects and has no remote and no ref, so nothing done in it reaches the mirror:
     its `.git` as `git init --template=` makes it (without the sample hooks), then
-    one git process, `checkout`."""
+    one git process, `checkout` (which, made by a thread, `within` stops)."""
     try:
         where.mkdir(parents=True, exist_ok=True)
         _git_folder(where / ".git", bare=False)
         _borrow(mirror, where / ".git")
-        git("checkout", "--quiet", "--detach", sha, cwd=where)
+        checkout = ["git", *SAFE_CONFIG, "checkout", "--quiet", "--detach", sha]
+        capture(checkout, cwd=where, env=git_env(), within=within)
     except BaseException:
         shutil.rmtree(where, ignore_errors=True)
         raise

@@ -21,6 +21,7 @@ from pathlib import Path
 from benchkit.workspace.cache import cache_dir, locked
 from benchkit.workspace.commands import caller_path
 from benchkit.workspace.proc import capture
+from benchkit.workspace.processes import callers_environ
 
 LOCKS = {"npm": "package-lock.json", "pnpm": "pnpm-lock.yaml", "yarn": "yarn.lock"}
 # what the managers read, in the key: their settings, and pnpm's list of packages
@@ -31,7 +32,7 @@ TOOL_S = 600.0  # npm installing a manager from the registry
 def npm_env() -> dict[str, str]:
     """npm's environment: the caller's PATH, benchkit's cache for its downloads (or
     `npm_config_cache`), no update notice, no audit, no funding appeals."""
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env = {k: v for k, v in callers_environ().items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     env["PATH"] = os.pathsep.join(caller_path())
     env.setdefault("npm_config_cache", str(cache_dir() / "npm"))
     env |= {"npm_config_update_notifier": "false", "npm_config_audit": "false"}

@@ -342,6 +342,36 @@ def waited(proc: subprocess.Popen[bytes], timeout_s: float | None) -> int:
     return proc.wait()
 
 
+class Stoppable:
+    """The short commands a thread runs for a caller (`capture(..., within=...)`),
+    which the caller stops at once when it is interrupted: an interrupt reaches the
+    caller's thread, not them. One started after `stop` is stopped as it starts."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: set[subprocess.Popen[bytes]] = set()
+        self._stopped = False
+
+    def started(self, proc: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._running.add(proc)
+            stopped = self._stopped
+        if stopped:
+            stop_group(proc)
+
+    def ended(self, proc: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._running.discard(proc)
+
+    def stop(self) -> None:
+        """Every command running now, or later, stopped (its process group)."""
+        with self._lock:
+            self._stopped = True
+            running = list(self._running)
+        for proc in running:
+            stop_group(proc)
+
+
 def capture(
     argv: Sequence[str],
     *,
@@ -349,9 +379,11 @@ def capture(
     env: Mapping[str, str] | None = None,
     input_text: str | None = None,
     timeout_s: float = 300.0,
+    within: Stoppable | None = None,
 ) -> str:
     """Run a short command that must succeed and return its stdout. An interrupt,
-    at any point, stops it (its process group) before it is raised."""
+    at any point, stops it (its process group) before it is raised; in a thread,
+    `within` lets the caller stop it."""
     proc: subprocess.Popen[bytes] | None = None
     try:
         with deferred_interrupts():  # not inside Popen: it would leave the child on
@@ -364,8 +396,14 @@ def capture(
                 stderr=subprocess.PIPE,
                 start_new_session=True,
             )
+        if within is not None:
+            within.started(proc)
         given = input_text.encode() if input_text is not None else None
-        out, err = proc.communicate(given, timeout=timeout_s)
+        try:
+            out, err = proc.communicate(given, timeout=timeout_s)
+        finally:
+            if within is not None:
+                within.ended(proc)
     except BaseException as exc:
         if proc is not None:
             _stopped(proc)

@@ -140,15 +140,27 @@ def _signal_zero(pid: int) -> bool:
     return True
 
 
+_OWN: dict[str, str] = {}  # what `as_command` set in this process's environment
+
+
 def as_command() -> None:
     """This process is a benchkit command (its entry says so first, before any import):
     the collector's full passes rare (`collects_rarely`), and pydantic's plugins not
     looked for. Pydantic looks for them by reading every installed package's entry
     points as it first validates a file, 4 to 5 ms of every command that reads a bench
     or an arm file, and a command validates only benchkit's own files. A user's own
-    `PYDANTIC_DISABLE_PLUGINS` is kept; benchkit used as a library sets neither."""
+    `PYDANTIC_DISABLE_PLUGINS` is kept; benchkit used as a library sets neither; a
+    command run for the user takes `callers_environ`, without it."""
     collects_rarely()
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    if "PYDANTIC_DISABLE_PLUGINS" not in os.environ:
+        os.environ["PYDANTIC_DISABLE_PLUGINS"] = _OWN["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
+
+
+def callers_environ() -> dict[str, str]:
+    """This process's environment as its caller gave it, without what `as_command`
+    set for benchkit's own process: what a command run for the user (their tests, an
+    install) starts from."""
+    return {k: v for k, v in os.environ.items() if k not in _OWN}
 
 
 def collects_rarely() -> None:

@@ -32,6 +32,7 @@ from benchkit.workspace.cache import cache_dir
 from benchkit.workspace.commands import caller_path
 from benchkit.workspace.git import file_text
 from benchkit.workspace.proc import ProcError, capture
+from benchkit.workspace.processes import callers_environ
 from benchkit.workspace.recipe import (
     RECIPE_VERSION,
     Backend,
@@ -64,7 +65,7 @@ def uv_env() -> dict[str, str]:
     """uv's environment: the caller's, without benchkit's virtualenv, with the cache of
     benchkit's (or `UV_CACHE_DIR`) and no interpreter downloads."""
     left_out = ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CONDA_PREFIX")
-    env = {k: v for k, v in os.environ.items() if k not in left_out}
+    env = {k: v for k, v in callers_environ().items() if k not in left_out}
     env["PATH"] = os.pathsep.join(caller_path())
     env.setdefault("UV_CACHE_DIR", str(cache_dir() / "uv"))
     env["UV_PYTHON_DOWNLOADS"] = "never"

@@ -183,7 +183,8 @@ finally:
 def test_the_command_sets_the_collector_before_its_imports() -> None:
     """The `benchkit` command's entry makes the collector's full passes rare
     (`collects_rarely`) before it imports the click group and what it needs: the passes
-    over what imports make took 20 to 40 ms of every command's start."""
+    over what imports make took 20 to 40 ms of every command's start. It looks for no
+    pydantic plugin either (`PYDANTIC_DISABLE_PLUGINS`)."""
     env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
     done = subprocess.run(
         [sys.executable, "-c", COMMAND_START], capture_output=True, text=True, cwd=ROOT, env=env
@@ -192,10 +193,23 @@ def test_the_command_sets_the_collector_before_its_imports() -> None:
     assert done.stdout.splitlines()[-1] == "[False] 100 True __all__"
 
 
+VAR = "PYDANTIC_DISABLE_PLUGINS"
+CHILDREN = f"""
+import os
+from pathlib import Path
+from benchkit.workspace.processes import as_command, callers_environ
+as_command()
+from benchkit.change.testrun import command_env
+tests = command_env(Path("."), None, {{}})
+print(os.environ["{VAR}"], "{VAR}" in callers_environ(), "{VAR}" in tests)
+"""
+
+
 def test_the_command_looks_for_no_pydantic_plugin_unless_the_user_says() -> None:
     """A command validates benchkit's own files only: pydantic's plugins, which it
     finds by reading every installed package's entry points, are not looked for; a
-    user's own `PYDANTIC_DISABLE_PLUGINS` is kept as set. Imported as a library,
+    user's own `PYDANTIC_DISABLE_PLUGINS` is kept as set, and a command run for the user
+    (their tests, as `benchkit ab` runs them) sees it only then. Imported as a library,
     benchkit leaves it alone."""
     env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
     said = subprocess.run(
@@ -207,6 +221,15 @@ def test_the_command_looks_for_no_pydantic_plugin_unless_the_user_says() -> None
     )
     assert said.returncode == 0, said.stderr
     assert said.stdout.splitlines()[-1].endswith(" logfire")
+    for given, seen in (
+        (env, "__all__ False False"),
+        ({**env, VAR: "logfire"}, "logfire True True"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", CHILDREN], capture_output=True, text=True, cwd=ROOT, env=given
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == seen  # the user's tests see it only as the user set it
     library = "import os, benchkit.cli; print(os.environ.get('PYDANTIC_DISABLE_PLUGINS'))"
     done = subprocess.run(
         [sys.executable, "-c", library], capture_output=True, text=True, cwd=ROOT, env=env

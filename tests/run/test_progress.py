@@ -242,3 +242,6 @@ def test_a_pipe_shows_a_pilots_line_whole_and_the_ledger_counts_it_though_stages
     assert lines[0] == "tiny noop #1: verify score"
     assert lines[1].startswith("set s1: 1 of 2 pilots · 1 ok")
     ledger.close()
+    ledger(Recorded(run=run))  # a run told as the matrix ends: no ledger again
+    ledger.settled()
+    assert read_matrices(Store.at(tmp_path / "s")) == []

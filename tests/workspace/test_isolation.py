@@ -25,7 +25,7 @@ import benchkit
 from benchkit.run.recovery import RecoveryWarning, stop_processes
 from benchkit.workspace import signals
 from benchkit.workspace.cache import cache_dir
-from benchkit.workspace.proc import capture
+from benchkit.workspace.proc import ProcError, Stoppable, capture
 from benchkit.workspace.processes import process_start
 from benchkit.workspace.sandbox import Bubblewrap
 from benchkit.workspace.signals import Terminated, deferred_interrupts, interrupts
@@ -551,6 +551,36 @@ def test_an_interrupted_capture_stops_its_whole_group(monkeypatch: pytest.Monkey
             capture(["sh", "-c", f"{token} & {token}"])
     finally:
         timer.cancel()
+    deadline = time.monotonic() + PATIENCE_S
+    while pgrep(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pgrep(token) == []
+
+
+def test_a_command_a_thread_runs_for_the_caller_stops_when_the_caller_says(
+    tmp_path: Path,
+) -> None:
+    """A pilot's worktree is checked out by a thread, which no interrupt reaches: the
+    interrupted pilot stops it (`Stoppable`), its whole group, at once, and one the
+    thread starts afterwards is stopped as it starts."""
+    token = f"sleep 3048.{os.getpid()}"
+    making = Stoppable()
+    said: list[BaseException] = []
+
+    def thread() -> None:
+        for _ in range(2):  # the second starts after the stop
+            try:
+                capture(["sh", "-c", f"{token} & {token}"], within=making)
+            except ProcError as exc:
+                said.append(exc)
+
+    worker = threading.Thread(target=thread)
+    worker.start()
+    while not pgrep(token):
+        time.sleep(0.01)
+    making.stop()
+    worker.join(PATIENCE_S)
+    assert not worker.is_alive() and len(said) == 2
     deadline = time.monotonic() + PATIENCE_S
     while pgrep(token) and time.monotonic() < deadline:
         time.sleep(0.05)
