@@ -576,8 +576,10 @@ def test_a_command_a_thread_runs_for_the_caller_stops_when_the_caller_says(
 
     worker = threading.Thread(target=thread)
     worker.start()
-    while not pgrep(token):
+    deadline = time.monotonic() + PATIENCE_S
+    while not pgrep(token) and time.monotonic() < deadline:
         time.sleep(0.01)
+    assert pgrep(token), "the command never started"
     making.stop()
     worker.join(PATIENCE_S)
     assert not worker.is_alive() and len(said) == 2
