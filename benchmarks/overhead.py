@@ -166,15 +166,15 @@ def _child(out: Path, argv: list[str]) -> None:
     for kind in every_subclass(Backend):
         if "build" in vars(kind):
             kind.build = timed(kind.build)  # type: ignore[attr-defined]
-    for kind in every_subclass(Arm):
-        if "run" in vars(kind):
-            kind.run = timed(kind.run)  # type: ignore[attr-defined]
 
     def arm_kind(kind: type, /, **kwargs: Any) -> None:
-        """An arm kind a pilot imports later (an arm file's): its `run` timed too."""
+        """An arm kind's `run` timed: those imported now, and those a pilot imports
+        later (an arm file's) as their class is made."""
         if "run" in vars(kind):
             kind.run = timed(vars(kind)["run"])  # type: ignore[attr-defined]
 
+    for kind in every_subclass(Arm):
+        arm_kind(kind)
     Arm.__init_subclass__ = classmethod(arm_kind)  # type: ignore[assignment,method-assign]
     stage = benchkit.store.heartbeat.Heartbeat.stage
 

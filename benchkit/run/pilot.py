@@ -314,7 +314,7 @@ def execute_plan(
             store.record_row(run_record(pilot, None, keep))
     except KeyboardInterrupt as exc:
         early = exc
-    except BaseException as exc:  # a full store: nothing of the run could be written
+    except BaseException as exc:  # a full store (or a fault): nothing of the run is left
         with deferred_interrupts():  # nothing of the pilot left, whatever comes meanwhile
             making.stop()
             if heart is not None:

@@ -195,14 +195,11 @@ class Ledger:
     every pilot's start and end), never on the pilots' path."""
 
     def __init__(self, store: Store) -> None:
-        self._path = store.matrices / f"{socket.gethostname()}-{os.getpid()}.json"
+        host, pid = socket.gethostname(), os.getpid()
+        self._path = store.matrices / f"{host}-{pid}.json"
         self.board = Board()
         self._since = datetime.now(UTC).isoformat()
-        self._owner = {
-            "host": socket.gethostname(),
-            "pid": os.getpid(),
-            "process_start": process_start(os.getpid()),
-        }
+        self._owner = {"host": host, "pid": pid, "process_start": process_start(pid)}
         self._latest: dict[str, Any] | None = None  # the line to write next, if any
         self._lock = threading.Lock()  # events may come from a launcher's thread
         self._closed = False

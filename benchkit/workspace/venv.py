@@ -93,9 +93,9 @@ def version_of(program: str) -> str:
     digest = hashlib.sha256(f"{program}\n{stamp}".encode()).hexdigest()[:16]
     memo = cache_dir() / "tools" / f"{Path(program).name}-{digest}"
     with contextlib.suppress(OSError):
-        said = memo.read_text()
-        if stamp and said.endswith("\n"):
-            return said.strip()
+        said = memo.read_text().strip()  # written whole (renamed into place), or not at all
+        if stamp and said:
+            return said
     said = capture([program, "--version"], env=uv_env(), timeout_s=60).strip()
     if stamp and said:
         with contextlib.suppress(OSError):  # whole or not at all: renamed into place
