@@ -11,7 +11,7 @@ import contextlib
 import os
 import shutil
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -26,11 +26,15 @@ from benchkit.gate.tampering import telling_first
 from benchkit.records import LauncherName, Owner, Run, SiteResult, redact, redacted
 from benchkit.run import verify
 from benchkit.run.baseline import establish
+from benchkit.run.behind import Behind
 from benchkit.run.ci import ask_ci, asked
 from benchkit.run.events import Recorded, Sink, StageBegun, ignore
 from benchkit.run.plan import Plan
 from benchkit.run.record import (
+    CLEAN_TREE,
     FULL,
+    GIT_DIR,
+    WORKTREE,
     Clock,
     PilotState,
     failure_of,
@@ -52,6 +56,7 @@ from benchkit.run.scoring import (
     tampering,
     with_secret,
 )
+from benchkit.run.spares import Spares
 from benchkit.store.heartbeat import Beat, Heartbeat
 from benchkit.store.store import Store
 from benchkit.workspace.cache import cache_dir, discard
@@ -79,12 +84,16 @@ from benchkit.workspace.git import (
 from benchkit.workspace.proc import ProcError, Stoppable
 from benchkit.workspace.processes import process_start
 from benchkit.workspace.recipe import EnvironmentFailure
+from benchkit.workspace.repository import Repository
 from benchkit.workspace.sandbox import PILOT_MARK, SECRETS, stop_left
 from benchkit.workspace.signals import deferred_interrupts
 
 
-def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
-    """prepare, baseline, execute, verify: everything that runs commands."""
+def _run_stages(
+    pilot: PilotState, stage: Callable[[str], None], meanwhile: Callable[[], None]
+) -> None:
+    """prepare, baseline, execute, verify: everything that runs commands; `meanwhile`
+    begun as the checks after the arm begin (see `execute_plan`)."""
     p, clock = pilot.plan, pilot.clock
     bench, repo = p.bench, p.repository
     stage("prepare")
@@ -173,7 +182,7 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
     if outcome.ok:
         stage("verify")
         with clock.stage("verify"):
-            verify.verify(pilot, stage)
+            verify.verify(pilot, stage, meanwhile)
     if asked(outcome.report):  # whatever the outcome: a run over its cap pushed a change too
         stage("ci")
         with clock.stage("ci"):
@@ -183,18 +192,33 @@ def _run_stages(pilot: PilotState, stage: Callable[[str], None]) -> None:
 _MAKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-worktree")
 
 
-def _made_ahead(pilot: PilotState) -> tuple[Future[None], Stoppable]:
+def _made_ahead(pilot: PilotState) -> Future[None]:
     """The pilot's worktree and benchkit's own git folder beside it, made by a thread
     from the pilot's start (git's `checkout`, mostly), while its first beat and its
     `running` row are written; `prepare` waits for them. An interrupted pilot stops
-    the checkout (the `Stoppable`) and waits for the thread before its folder goes."""
-    repo, making = pilot.plan.repository, Stoppable()
+    the checkout (`pilot.making`) and waits for the thread before its folder goes.
+    Made already when the pilot took a spare's (see `benchkit.run.spares`)."""
+    if pilot.spared:
+        made: Future[None] = Future()
+        made.set_result(None)
+        return made
+    return _MAKER.submit(_trees, pilot.plan.repository, pilot.folder, pilot.making, clean=False)
 
-    def made() -> None:
-        add_worktree(repo.mirror, repo.base_sha, pilot.worktree, within=making)
-        reader(repo.mirror, pilot.git_dir)
 
-    return _MAKER.submit(made), making
+def _trees(repo: Repository, folder: Path, making: Stoppable, *, clean: bool = True) -> None:
+    """A pilot's trees at base in its `folder`: its worktree and benchkit's own git
+    folder beside it, and with `clean` the clean tree (else made at `environment`)."""
+    add_worktree(repo.mirror, repo.base_sha, folder / WORKTREE, within=making)
+    reader(repo.mirror, folder / GIT_DIR)
+    if clean:
+        add_worktree(repo.mirror, repo.base_sha, folder / CLEAN_TREE, within=making)
+
+
+def spares_for(plans: Sequence[Plan]) -> Spares:
+    """The trees of `plans`, to run one after another in this process, each made while
+    the pilot before it runs (see `benchkit.run.spares`)."""
+    coming = [p.repository for p in plans]
+    return Spares(coming, trees=_trees, folder=pilots_folder(), executor=_MAKER)
 
 
 def _commits(pilot: PilotState) -> list[Commit]:
@@ -259,11 +283,17 @@ def execute_plan(
     launcher: LauncherName = "serial",
     events: Sink = ignore,
     matrix: str = "",
+    spares: Spares | None = None,
+    behind: Behind | None = None,
 ) -> Run:
     """Run one planned pilot and record it in the store, whatever happens to it; in
     this process, which the `launcher` started. Its stages and its run are told to
     `events` (see `benchkit.run.events`). Its heartbeat carries the `matrix` token of
     the launch that runs it, when told: the Ray launcher reads the pilot's stages there.
+    With `spares` (see `spares_for`), the pilot takes the trees made for it, and has
+    the next pilot's made while it runs. With `behind`, its record is written by a
+    thread while the caller goes on (to its next pilot): the run returned is the run
+    as scored, and `behind.settle()` gives it as recorded, once it is.
 
     An interrupt is recorded as `interrupted`, an error of benchkit's own as `failed`
     (kind `other`); both are raised again once the run is recorded.
@@ -272,7 +302,9 @@ def execute_plan(
     started_at = datetime.now(UTC)
     run_id = new_run_id(started_at)
     folder = pilots_folder() / run_id
-    folder.mkdir(parents=True)
+    spared = spares is not None and spares.take(p.repository, folder)
+    if not spared:
+        folder.mkdir(parents=True)
     pilot = PilotState(
         plan=p,
         run_id=run_id,
@@ -287,6 +319,7 @@ def execute_plan(
             pid=os.getpid(), host=socket.gethostname(), process_start=process_start(os.getpid())
         ),
         status="running",
+        spared=spared,
     )
     owner = pilot.owner
     started = started_at.isoformat()
@@ -294,8 +327,7 @@ def execute_plan(
     label = f"{p.bench.name} {p.spec.arm}{model} #{p.spec.trial}"
     early: KeyboardInterrupt | None = None  # an interrupt during the start: recorded below
     heart: Heartbeat | None = None
-    made, making = _made_ahead(pilot)
-    pilot.made_ahead = made
+    made = pilot.made_ahead = _made_ahead(pilot)
     try:
         pilot.logs.mkdir(parents=True, exist_ok=True)
         with deferred_interrupts():  # the first beat before the row: never running unbeaten
@@ -316,7 +348,7 @@ def execute_plan(
         early = exc
     except BaseException as exc:  # a full store (or a fault): nothing of the run is left
         with deferred_interrupts():  # nothing of the pilot left, whatever comes meanwhile
-            making.stop()
+            pilot.making.stop()
             if heart is not None:
                 heart.stop()
             shutil.rmtree(pilot.artifacts, ignore_errors=True)
@@ -330,16 +362,25 @@ def execute_plan(
     assert heart is not None  # an interrupt waits for the block's end (deferred_interrupts)
     worker = f"{owner.host}:{owner.pid}"
 
+    def meanwhile() -> None:  # while this one's checks run (not while its own work does):
+        if spares is not None:  # the next pilot's trees, by a thread
+            spares.make_next()
+        if behind is not None:  # the record of the one before, written
+            behind.start()
+
+    def told(name: str) -> None:
+        events(StageBegun(run_id=run_id, label=label, stage=name, worker=worker))
+
     def stage(name: str) -> None:
         heart.stage(name)
-        events(StageBegun(run_id=run_id, label=label, stage=name, worker=worker))
+        told(name)
 
     try:
         if early is not None:
             raise early
-        _run_stages(pilot, stage)
+        _run_stages(pilot, stage, meanwhile)
     except (KeyboardInterrupt, SystemExit):  # SystemExit: its process is told to end (Ray's)
-        making.stop()  # a checkout still at work ends now, not once it is done
+        pilot.making.stop()  # a checkout still at work ends now, not once it is done
         pilot.status = "interrupted"
         pilot.outcome = ArmOutcome(
             ok=False, failure_kind="interrupted", detail="interrupted", retryable=True
@@ -352,18 +393,60 @@ def execute_plan(
             raise  # a full disk is this run's failure, recorded; anything else is a fault
     finally:
         with deferred_interrupts():  # a second Ctrl-C waits until the run is recorded
-            try:
-                run = _finish(pilot, keep, stage)
-            finally:
-                heart.stop()
-                for instance in pilot.instances:  # if cleanup failed
-                    release(instance.path)
-            events(Recorded(run=run))
+            if pilot.status != "interrupted":
+                meanwhile()  # where the checks did not run: now
+            run = _finish(pilot, keep, (stage, told), heart, events, behind)
     return run
 
 
-def _finish(pilot: PilotState, keep: bool, stage: Callable[[str], None]) -> Run:
-    """score, record, cleanup: whatever happened before."""
+def _finish(
+    pilot: PilotState,
+    keep: bool,
+    stages: tuple[Callable[[str], None], Callable[[str], None]],
+    heart: Heartbeat,
+    events: Sink,
+    behind: Behind | None,
+) -> Run:
+    """score, record, cleanup: whatever happened before. The record and the cleanup by
+    `behind`'s thread, where given (but for an interrupted pilot's: at once); then the
+    run as scored is returned, and `behind` tells it as recorded (its `cleanup` stage
+    told as it is handed over, beaten by the thread: see `benchkit.run.behind`).
+    `stages`: a stage beaten and told, and one only told."""
+    stage, told = stages
+
+    def ended() -> None:  # whatever happened
+        heart.stop()
+        for instance in pilot.instances:  # if cleanup failed
+            release(instance.path)
+
+    try:
+        run = _scored(pilot, keep, stage)
+    except BaseException:
+        ended()
+        raise
+    now = behind is None or pilot.status == "interrupted"
+
+    def record() -> Run:
+        try:
+            return _recorded(pilot, run, keep, stage if now else heart.stage)
+        finally:
+            ended()
+
+    if now:
+        if behind is not None:
+            behind.settle()  # the one before it, told first
+        run = record()
+        events(Recorded(run=run))
+    else:
+        assert behind is not None
+        told("cleanup")  # handed over with the record: the pilot's stages told in order
+        behind.record(record, lambda run: events(Recorded(run=run)))
+    return run
+
+
+def _scored(pilot: PilotState, keep: bool, stage: Callable[[str], None]) -> Run:
+    """score: whatever happened before. The run as it is to be recorded, as `record`
+    begins."""
     p, repo = pilot.plan, pilot.plan.repository
     secrets = pilot.secrets
     if pilot.made_ahead is not None:
@@ -409,7 +492,12 @@ def _finish(pilot: PilotState, keep: bool, stage: Callable[[str], None]) -> Run:
                 pilot.warnings.append(f"{name} not kept: {no_space(exc)}")
     stage("record")
     pilot.clock.lap("record")
-    run = redacted(run_record(pilot, coverage, keep), secrets)
+    return redacted(run_record(pilot, coverage, keep), secrets)
+
+
+def _recorded(pilot: PilotState, run: Run, keep: bool, stage: Callable[[str], None]) -> Run:
+    """record, cleanup: the run's detail tables, its last row, then what the pilot
+    made goes. The run as recorded (a full store's says so)."""
     run = written(pilot, run, last=False)
     pilot.clock.lap("cleanup")  # the record is complete but for its last row
     run = replace(run, phases={k: v for k, v in pilot.clock.phases.items() if k != "cleanup"})

@@ -44,6 +44,7 @@ from benchkit.workspace.environment import (
     env_copy_of,
 )
 from benchkit.workspace.git import Commit
+from benchkit.workspace.proc import Stoppable
 from benchkit.workspace.recipe import Environment
 from benchkit.workspace.sandbox import PROCESSES, Sandbox, make_sandbox
 
@@ -80,6 +81,8 @@ class Clock:
         yield
 
 
+WORKTREE, GIT_DIR, CLEAN_TREE = "tree", "git", "verify"  # in a pilot's folder
+
 NOT_RUN = ArmOutcome(ok=False, failure_kind="other", detail="the arm did not run")
 
 
@@ -108,6 +111,8 @@ class PilotState:
     checked: Instance | None = None  # the clean tree's (see `benchkit.run.verify`)
     made_ahead: Future[None] | None = None  # the worktree and its reader, being made
     checked_ahead: Future[Instance] | None = None  # the clean tree's, being made
+    making: Stoppable = field(default_factory=Stoppable)  # their git commands, in threads
+    spared: bool = False  # its trees (the clean tree's too) made before it started
     arm_change: Ahead | None = None  # the arm's tree and its diff, parsed ahead
     arm_patch: PatchAhead | None = None  # and its patch, read ahead
     resolved: bool | None = None
@@ -127,7 +132,7 @@ class PilotState:
 
     @property
     def worktree(self) -> Path:
-        return self.folder / "tree"
+        return self.folder / WORKTREE
 
     @property
     def base_tree(self) -> Path:
@@ -140,7 +145,7 @@ class PilotState:
     @property
     def checked_tree(self) -> Path:
         """The clean tree the checks after the arm run on: its diff, nothing else."""
-        return self.folder / "verify"
+        return self.folder / CLEAN_TREE
 
     @property
     def instances(self) -> list[Instance]:
@@ -150,7 +155,7 @@ class PilotState:
     @property
     def git_dir(self) -> Path:
         """benchkit's own git folder, for the snapshots of the worktree and their diff."""
-        return self.folder / "git"
+        return self.folder / GIT_DIR
 
     @property
     def env_copy(self) -> Path:

@@ -1,16 +1,16 @@
 """The verify stage: the arm's diff, and nothing else, checked on a clean tree.
 
 A clean tree is a repository of benchkit's own, checked out at base with its own
-instance of the environment before the arm runs (out of the arm's reach in the
-sandbox). After the arm, its tree (the snapshot: commits, staged, unstaged and
-untracked files, not ignored ones), with the files the bench holds out (`[tests]
-held_out`, and those of its `test_patch`) reset to their held-out version, is
-checked out there by git, and the
-checks run there with a HOME and a tmp of their own. Whatever the arm left besides
-its diff (ignored files, its git config and index flags, its HOME, its copy of the
-environment) never reaches a check, and no code of the arm's runs outside the
-sandbox (an editable install was made of base's tree). There the checks run after
-the arm, failing test files are rerun alone, and the gate judges.
+instance of the environment by a thread while the baseline and the arm run (out of
+the arm's reach in the sandbox). After the arm, its tree (the snapshot: commits,
+staged, unstaged and untracked files, not ignored ones), with the files the bench
+holds out (`[tests] held_out`, and those of its `test_patch`) reset to their held-out
+version, is checked out there by git, and the checks run there with a HOME and a
+tmp of their own. Whatever the arm left besides its diff (ignored files, its git
+config and index flags, its HOME, its copy of the environment) never reaches a
+check, and no code of the arm's runs outside the sandbox (an editable install was
+made of base's tree). There the checks run after the arm, failing test files are
+rerun alone, and the gate judges.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 
 from benchkit.bench.bench_file import Tests
@@ -36,12 +35,16 @@ from benchkit.workspace.recipe import EnvironmentFailure
 from benchkit.workspace.sandbox import Sandbox
 
 
-def verify(pilot: PilotState, stage: Callable[[str], None]) -> None:
+def verify(
+    pilot: PilotState, stage: Callable[[str], None], meanwhile: Callable[[], None] = lambda: None
+) -> None:
     """The clean tree, the checks after the arm there, then the gate: failing test
-    files rerun alone. A tree git cannot check out fails the run (`verify`)."""
+    files rerun alone. A tree git cannot check out fails the run (`verify`). What is
+    to be done `meanwhile` (by a thread) begins as the checks begin."""
     checked = clean_tree(pilot)
     if checked is None:
         return
+    meanwhile()
     instance, sandbox = checked
     bench = pilot.plan.bench
     confinement = Confinement(sandbox=sandbox, secrets=pilot.secrets)
@@ -107,22 +110,21 @@ _MAKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-clean-tr
 
 
 def prepare_clean_tree(pilot: PilotState, log: Path) -> None:
-    """The clean tree at base and its own instance of the environment, made before the
-    arm runs: an editable install there runs base's build, never one the arm wrote
-    (the arm's tree replaces base's files in it at `verify`, and an editable install
-    sees them as it sees the arm's in its worktree). A bound instance is made at once;
-    a copy by a thread, while the baseline and the arm run (`settled` waits for it)."""
+    """The clean tree at base and its own instance of the environment, made by a
+    thread while the baseline and the arm run (`settled` waits for them): an editable
+    install there runs base's build, never one the arm wrote (the arm's tree replaces
+    base's files in it at `verify`, and an editable install sees them as it sees the
+    arm's in its worktree). An interrupted pilot stops the checkout (`pilot.making`)."""
     repo, where = pilot.plan.repository, pilot.checked_tree
-    add_worktree(repo.mirror, repo.base_sha, where)
     assert pilot.environment is not None
-    bound = pilot.sandbox.binds
-    make = partial(
-        instantiate, pilot.environment, where=env_copy_of(where), tree=where, log=log, bound=bound
-    )
-    if bound and pilot.environment.recipe.project != "editable":
-        pilot.checked = make()  # a folder to bind the environment on
-    else:
-        pilot.checked_ahead = _MAKER.submit(make)
+    environment, bound, making = pilot.environment, pilot.sandbox.binds, pilot.making
+
+    def made() -> Instance:
+        if not pilot.spared:  # else made with the worktree, before the pilot started
+            add_worktree(repo.mirror, repo.base_sha, where, within=making)
+        return instantiate(environment, where=env_copy_of(where), tree=where, log=log, bound=bound)
+
+    pilot.checked_ahead = _MAKER.submit(made)
 
 
 def settled(pilot: PilotState) -> Instance | None:

@@ -1,0 +1,102 @@
+"""The trees of the pilots to come, made while the pilot before them runs.
+
+A launcher that runs its pilots one after another in this process (`serial`) knows
+which comes next. While a pilot runs (its checks, mostly), a thread makes the next
+one's trees at its base in a spare folder beside the pilots' folders: its worktree,
+benchkit's own git folder and the clean tree (see `benchkit.run.verify`). As the next
+pilot starts, the spare folder becomes its folder by one rename (a repository of
+benchkit's own moves with its folder: it borrows the mirror's objects by an absolute
+path, and git's index holds no path of the folder's). The first pilot, and a pilot
+whose spare could not be made, makes its own trees as it starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from benchkit.workspace.cache import discard
+from benchkit.workspace.proc import Stoppable
+
+if TYPE_CHECKING:
+    from benchkit.workspace.repository import Repository
+
+Trees = Callable[["Repository", Path, Stoppable], None]  # a pilot's trees, made in a folder
+
+SPARE = "spare-"  # a spare folder's name begins so, beside the pilots' own (their run ids)
+
+
+class Spares:
+    """The trees of the pilots to come, in the order they run (their repositories),
+    each made by `trees` in a spare folder of `folder` by the `executor`'s thread. Each
+    pilot `take`s its own, then has the next one's made (`make_next`); `drop` discards
+    what is left, once the last pilot ran or an interrupt stopped them."""
+
+    def __init__(
+        self,
+        coming: Sequence[Repository],
+        *,
+        trees: Trees,
+        folder: Path,
+        executor: ThreadPoolExecutor,
+    ) -> None:
+        self._coming = deque(coming)
+        self._trees, self._folder, self._executor = trees, folder, executor
+        self._spare: tuple[Repository, Path, Future[None]] | None = None
+        self.making = Stoppable()
+
+    def take(self, repo: Repository, folder: Path) -> bool:
+        """The trees made for this pilot (of `repo`), now in `folder` (which does not
+        exist yet); False when none were made for it, or could not be (then the pilot
+        makes its own). Waits for them if they are still being made."""
+        if self._coming:
+            self._coming.popleft()  # this pilot's
+        if self._spare is None:
+            return False
+        made_for, spare, making = self._spare
+        self._spare = None
+        wait([making])
+        same = (made_for.mirror, made_for.base_sha) == (repo.mirror, repo.base_sha)
+        if same and making.exception() is None:
+            try:
+                os.rename(spare, folder)
+                return True
+            except OSError:
+                pass
+        discard(spare)
+        return False
+
+    def make_next(self) -> None:
+        """The next pilot's trees, made in a spare folder by the thread, after what
+        the thread has to do for the pilot at work."""
+        if not self._coming or self._spare is not None:
+            return
+        repo = self._coming[0]
+        spare = self._folder / f"{SPARE}{uuid.uuid4().hex[:12]}"
+
+        def made() -> None:
+            try:
+                self._trees(repo, spare, self.making)
+            except BaseException:
+                discard(spare)
+                raise
+
+        self._spare = (repo, spare, self._executor.submit(made))
+
+    def drop(self) -> None:
+        """What is being made, stopped and waited for; what was made, discarded."""
+        self._coming.clear()
+        if self._spare is None:
+            return
+        _, spare, making = self._spare
+        self._spare = None
+        self.making.stop()
+        wait([making])
+        with contextlib.suppress(OSError):
+            discard(spare)
