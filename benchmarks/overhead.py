@@ -216,7 +216,8 @@ def _child(out: Path, argv: list[str]) -> None:
     def lapping(lap: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
         def lapped(self: Any, name: str) -> None:
             lap(self, name)
-            phase[0] = name
+            if threading.current_thread() is threading.main_thread():
+                phase[0] = name  # not the pilot before's, recorded by a thread meanwhile
 
         return lapped
 
