@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from benchkit.records import LauncherName, Run
-from benchkit.run.behind import Behind
 from benchkit.run.events import Sink
 from benchkit.run.pilot import execute_plan, spares_for
 from benchkit.run.plan import Plan
@@ -75,27 +74,20 @@ class Serial(Launcher):
     name: ClassVar[LauncherName] = "serial"
 
     def launch(self, plans: list[Plan], store: Store, *, keep: bool, events: Sink) -> Launched:
+        done = Launched()
         spares = spares_for(plans)  # each pilot's trees made while the one before runs
-        behind = Behind()  # and its record written while the next one waits
-        faults: list[Exception] = []
         try:
             for p in plans:
                 try:
-                    execute_plan(
-                        p,
-                        store,
-                        keep=keep,
-                        launcher=self.name,
-                        events=events,
-                        spares=spares,
-                        behind=behind,
+                    run = execute_plan(
+                        p, store, keep=keep, launcher=self.name, events=events, spares=spares
                     )
+                    done.runs.append(run)
                 except Exception as exc:  # recorded as its run's failure
-                    faults.append(exc)
+                    done.faults.append(exc)
         finally:
             spares.drop()
-            behind.settle()  # the last pilot's record, an interrupted launch's too
-        return Launched(runs=behind.runs, faults=[*behind.faults, *faults])
+        return done
 
     def concurrent(self) -> int:
         return 1

@@ -26,7 +26,6 @@ from benchkit.gate.tampering import telling_first
 from benchkit.records import LauncherName, Owner, Run, SiteResult, redact, redacted
 from benchkit.run import verify
 from benchkit.run.baseline import establish
-from benchkit.run.behind import Behind
 from benchkit.run.ci import ask_ci, asked
 from benchkit.run.events import Recorded, Sink, StageBegun, ignore
 from benchkit.run.plan import Plan
@@ -56,7 +55,7 @@ from benchkit.run.scoring import (
     tampering,
     with_secret,
 )
-from benchkit.run.spares import Spares
+from benchkit.run.spares import Spares, sweep_spares
 from benchkit.store.heartbeat import Beat, Heartbeat
 from benchkit.store.store import Store
 from benchkit.workspace.cache import cache_dir, discard
@@ -134,6 +133,7 @@ def _run_stages(
                 refresh=p.refresh_baseline,
                 sandbox=sandbox_of(p, pilot.folder, "base"),
             )
+            verify.settled(pilot)  # the clean tree ready before the arm costs anything
     except EnvironmentFailure as exc:  # the bench's failure: recorded, and others go on
         pilot.outcome = ArmOutcome(ok=False, failure_kind="environment", detail=str(exc))
         pilot.status = "failed"
@@ -217,6 +217,7 @@ def _trees(repo: Repository, folder: Path, making: Stoppable, *, clean: bool = T
 def spares_for(plans: Sequence[Plan]) -> Spares:
     """The trees of `plans`, to run one after another in this process, each made while
     the pilot before it runs (see `benchkit.run.spares`)."""
+    sweep_spares(pilots_folder())  # those a killed benchkit left
     coming = [p.repository for p in plans]
     return Spares(coming, trees=_trees, folder=pilots_folder(), executor=_MAKER)
 
@@ -284,16 +285,13 @@ def execute_plan(
     events: Sink = ignore,
     matrix: str = "",
     spares: Spares | None = None,
-    behind: Behind | None = None,
 ) -> Run:
     """Run one planned pilot and record it in the store, whatever happens to it; in
     this process, which the `launcher` started. Its stages and its run are told to
     `events` (see `benchkit.run.events`). Its heartbeat carries the `matrix` token of
     the launch that runs it, when told: the Ray launcher reads the pilot's stages there.
     With `spares` (see `spares_for`), the pilot takes the trees made for it, and has
-    the next pilot's made while it runs. With `behind`, its record is written by a
-    thread while the caller goes on (to its next pilot): the run returned is the run
-    as scored, and `behind.settle()` gives it as recorded, once it is.
+    the next pilot's made while its checks run.
 
     An interrupt is recorded as `interrupted`, an error of benchkit's own as `failed`
     (kind `other`); both are raised again once the run is recorded.
@@ -362,18 +360,13 @@ def execute_plan(
     assert heart is not None  # an interrupt waits for the block's end (deferred_interrupts)
     worker = f"{owner.host}:{owner.pid}"
 
-    def meanwhile() -> None:  # while this one's checks run (not while its own work does):
-        if spares is not None:  # the next pilot's trees, by a thread
+    def meanwhile() -> None:  # the next pilot's trees, by a thread, while this one's
+        if spares is not None:  # checks run (not while its own work does)
             spares.make_next()
-        if behind is not None:  # the record of the one before, written
-            behind.start()
-
-    def told(name: str) -> None:
-        events(StageBegun(run_id=run_id, label=label, stage=name, worker=worker))
 
     def stage(name: str) -> None:
         heart.stage(name)
-        told(name)
+        events(StageBegun(run_id=run_id, label=label, stage=name, worker=worker))
 
     try:
         if early is not None:
@@ -393,60 +386,20 @@ def execute_plan(
             raise  # a full disk is this run's failure, recorded; anything else is a fault
     finally:
         with deferred_interrupts():  # a second Ctrl-C waits until the run is recorded
-            if pilot.status != "interrupted":
-                meanwhile()  # where the checks did not run: now
-            run = _finish(pilot, keep, (stage, told), heart, events, behind)
+            try:
+                if pilot.status != "interrupted" and pilot.outcome.failure_kind != "disk":
+                    meanwhile()  # where the checks did not run: now
+                run = _finish(pilot, keep, stage)
+            finally:
+                heart.stop()
+                for instance in pilot.instances:  # if cleanup failed
+                    release(instance.path)
+            events(Recorded(run=run))
     return run
 
 
-def _finish(
-    pilot: PilotState,
-    keep: bool,
-    stages: tuple[Callable[[str], None], Callable[[str], None]],
-    heart: Heartbeat,
-    events: Sink,
-    behind: Behind | None,
-) -> Run:
-    """score, record, cleanup: whatever happened before. The record and the cleanup by
-    `behind`'s thread, where given (but for an interrupted pilot's: at once); then the
-    run as scored is returned, and `behind` tells it as recorded (its `cleanup` stage
-    told as it is handed over, beaten by the thread: see `benchkit.run.behind`).
-    `stages`: a stage beaten and told, and one only told."""
-    stage, told = stages
-
-    def ended() -> None:  # whatever happened
-        heart.stop()
-        for instance in pilot.instances:  # if cleanup failed
-            release(instance.path)
-
-    try:
-        run = _scored(pilot, keep, stage)
-    except BaseException:
-        ended()
-        raise
-    now = behind is None or pilot.status == "interrupted"
-
-    def record() -> Run:
-        try:
-            return _recorded(pilot, run, keep, stage if now else heart.stage)
-        finally:
-            ended()
-
-    if now:
-        if behind is not None:
-            behind.settle()  # the one before it, told first
-        run = record()
-        events(Recorded(run=run))
-    else:
-        assert behind is not None
-        told("cleanup")  # handed over with the record: the pilot's stages told in order
-        behind.record(record, lambda run: events(Recorded(run=run)))
-    return run
-
-
-def _scored(pilot: PilotState, keep: bool, stage: Callable[[str], None]) -> Run:
-    """score: whatever happened before. The run as it is to be recorded, as `record`
-    begins."""
+def _finish(pilot: PilotState, keep: bool, stage: Callable[[str], None]) -> Run:
+    """score, record, cleanup: whatever happened before."""
     p, repo = pilot.plan, pilot.plan.repository
     secrets = pilot.secrets
     if pilot.made_ahead is not None:
@@ -492,12 +445,7 @@ def _scored(pilot: PilotState, keep: bool, stage: Callable[[str], None]) -> Run:
                 pilot.warnings.append(f"{name} not kept: {no_space(exc)}")
     stage("record")
     pilot.clock.lap("record")
-    return redacted(run_record(pilot, coverage, keep), secrets)
-
-
-def _recorded(pilot: PilotState, run: Run, keep: bool, stage: Callable[[str], None]) -> Run:
-    """record, cleanup: the run's detail tables, its last row, then what the pilot
-    made goes. The run as recorded (a full store's says so)."""
+    run = redacted(run_record(pilot, coverage, keep), secrets)
     run = written(pilot, run, last=False)
     pilot.clock.lap("cleanup")  # the record is complete but for its last row
     run = replace(run, phases={k: v for k, v in pilot.clock.phases.items() if k != "cleanup"})

@@ -7,7 +7,8 @@ benchkit's own git folder and the clean tree (see `benchkit.run.verify`). As the
 pilot starts, the spare folder becomes its folder by one rename (a repository of
 benchkit's own moves with its folder: it borrows the mirror's objects by an absolute
 path, and git's index holds no path of the folder's). The first pilot, and a pilot
-whose spare could not be made, makes its own trees as it starts.
+whose spare could not be made, makes its own trees as it starts. A spare folder that a
+killed benchkit left is discarded by the next serial launch on the machine.
 """
 
 from __future__ import annotations
@@ -23,13 +24,15 @@ from typing import TYPE_CHECKING
 
 from benchkit.workspace.cache import discard
 from benchkit.workspace.proc import Stoppable
+from benchkit.workspace.processes import alive, process_start
+from benchkit.workspace.signals import deferred_interrupts
 
 if TYPE_CHECKING:
     from benchkit.workspace.repository import Repository
 
 Trees = Callable[["Repository", Path, Stoppable], None]  # a pilot's trees, made in a folder
 
-SPARE = "spare-"  # a spare folder's name begins so, beside the pilots' own (their run ids)
+SPARE = "spare-"  # then its process's pid and start: beside the pilots' own (their run ids)
 
 
 class Spares:
@@ -60,8 +63,8 @@ class Spares:
         if self._spare is None:
             return False
         made_for, spare, making = self._spare
+        wait([making])  # interrupted meanwhile, `drop` stops it and discards it
         self._spare = None
-        wait([making])
         same = (made_for.mirror, made_for.base_sha) == (repo.mirror, repo.base_sha)
         if same and making.exception() is None:
             try:
@@ -78,7 +81,8 @@ class Spares:
         if not self._coming or self._spare is not None:
             return
         repo = self._coming[0]
-        spare = self._folder / f"{SPARE}{uuid.uuid4().hex[:12]}"
+        mine = f"{os.getpid()}-{process_start(os.getpid())}"  # to tell a killed one's
+        spare = self._folder / f"{SPARE}{mine}-{uuid.uuid4().hex[:12]}"
 
         def made() -> None:
             try:
@@ -90,13 +94,31 @@ class Spares:
         self._spare = (repo, spare, self._executor.submit(made))
 
     def drop(self) -> None:
-        """What is being made, stopped and waited for; what was made, discarded."""
+        """What is being made, stopped and waited for; what was made, discarded
+        (whatever comes meanwhile: a second Ctrl-C waits)."""
         self._coming.clear()
         if self._spare is None:
             return
-        _, spare, making = self._spare
-        self._spare = None
-        self.making.stop()
-        wait([making])
-        with contextlib.suppress(OSError):
-            discard(spare)
+        with deferred_interrupts():
+            _, spare, making = self._spare
+            self.making.stop()
+            wait([making])
+            self._spare = None
+            with contextlib.suppress(OSError):
+                discard(spare)
+
+
+def sweep_spares(folder: Path) -> int:
+    """Discard the spare folders in `folder` that a benchkit no longer running left
+    (killed while a pilot's checks ran); how many."""
+    gone = 0
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if not entry.name.startswith(SPARE):
+                continue
+            pid, _, start = entry.name.removeprefix(SPARE).partition("-")
+            began = start.partition("-")[0]
+            if pid.isdigit() and not alive(int(pid), int(began) if began.isdigit() else None):
+                discard(Path(entry.path))
+                gone += 1
+    return gone

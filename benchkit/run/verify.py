@@ -1,8 +1,8 @@
 """The verify stage: the arm's diff, and nothing else, checked on a clean tree.
 
 A clean tree is a repository of benchkit's own, checked out at base with its own
-instance of the environment by a thread while the baseline and the arm run (out of
-the arm's reach in the sandbox). After the arm, its tree (the snapshot: commits,
+instance of the environment by a thread while the baseline runs, ready before the arm
+runs (out of the arm's reach in the sandbox). After the arm, its tree (the snapshot: commits,
 staged, unstaged and untracked files, not ignored ones), with the files the bench
 holds out (`[tests] held_out`, and those of its `test_patch`) reset to their held-out
 version, is checked out there by git, and the checks run there with a HOME and a
@@ -111,10 +111,12 @@ _MAKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-clean-tr
 
 def prepare_clean_tree(pilot: PilotState, log: Path) -> None:
     """The clean tree at base and its own instance of the environment, made by a
-    thread while the baseline and the arm run (`settled` waits for them): an editable
-    install there runs base's build, never one the arm wrote (the arm's tree replaces
-    base's files in it at `verify`, and an editable install sees them as it sees the
-    arm's in its worktree). An interrupted pilot stops the checkout (`pilot.making`)."""
+    thread while the baseline runs (`settled` waits for them, before the arm: what
+    fails there fails the pilot before the arm costs anything): an editable install
+    there runs base's build, never one the arm wrote (the arm's tree replaces base's
+    files in it at `verify`, and an editable install sees them as it sees the arm's in
+    its worktree). An interrupted pilot stops the checkout (`pilot.making`). A pilot
+    that took a spare's trees (see `benchkit.run.spares`) has its clean tree made."""
     repo, where = pilot.plan.repository, pilot.checked_tree
     assert pilot.environment is not None
     environment, bound, making = pilot.environment, pilot.sandbox.binds, pilot.making

@@ -14,6 +14,7 @@ import fcntl
 import os
 import shutil
 import subprocess
+import threading
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +23,7 @@ from pathlib import Path
 
 TRASH = "trash"
 _sweeper: ThreadPoolExecutor | None = None  # one thread; joined when the process exits
+_SWEEPER = threading.Lock()
 
 
 def cache_dir() -> Path:
@@ -82,9 +84,10 @@ def removed(path: Path) -> None:
 
 def _sweep(path: Path) -> None:
     global _sweeper
-    if _sweeper is None:
-        _sweeper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-trash")
-    _sweeper.submit(removed, path)
+    with _SWEEPER:  # one thread, whichever of benchkit's threads discards first
+        if _sweeper is None:
+            _sweeper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-trash")
+        _sweeper.submit(removed, path)
 
 
 def discard(path: Path) -> None:
@@ -119,6 +122,7 @@ def empty_trash() -> int:
 def trash_emptied() -> None:
     """Wait until every folder discarded so far is removed."""
     global _sweeper
-    if _sweeper is not None:
-        _sweeper.shutdown(wait=True)
-        _sweeper = None
+    with _SWEEPER:
+        sweeper, _sweeper = _sweeper, None
+    if sweeper is not None:
+        sweeper.shutdown(wait=True)

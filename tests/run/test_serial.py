@@ -1,9 +1,11 @@
 """The serial launcher on real pilots: each pilot's trees made while the one before it
-runs (`benchkit.run.spares`), and its record written while the next one starts
-(`benchkit.run.behind`)."""
+runs its checks (`benchkit.run.spares`)."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -14,16 +16,18 @@ import pytest
 
 import benchkit
 from benchkit.records import PilotSpec
-from benchkit.run.events import Event, Recorded, StageBegun, ignore
+from benchkit.run.events import Event, Recorded, ignore
 from benchkit.run.launcher import Serial
 from benchkit.run.pilot import pilots_folder
 from benchkit.run.plan import plan
-from benchkit.run.spares import SPARE, Spares
+from benchkit.run.spares import SPARE, Spares, sweep_spares
 from benchkit.store.store import Store
 from benchkit.workspace.cache import trash_emptied
-from benchkit.workspace.proc import Stoppable
+from benchkit.workspace.proc import ProcError, Stoppable, capture
+from benchkit.workspace.processes import process_start
 from benchkit.workspace.repository import Repository
 from tests.conftest import TinyRepo
+from tests.helpers import PATIENCE_S
 from tests.run.test_pilot import Raising
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
@@ -61,36 +65,6 @@ def test_each_pilot_takes_the_trees_made_while_the_one_before_ran(
     assert not [p for p in pilots_folder().iterdir() if p.name.startswith(SPARE)]
 
 
-def test_a_run_is_told_once_its_record_is_written_while_the_next_pilot_starts(
-    tiny: TinyRepo, tmp_path: Path
-) -> None:
-    """Each run is told `Recorded` once it is whole in the store (its row and its
-    detail tables), in the order the pilots ran; the next pilot has begun by then,
-    but for the last."""
-    store = Store(tiny.seeded(tmp_path / "store"))
-    seen: list[tuple[str, str]] = []
-    whole: list[bool] = []
-
-    def sink(event: Event) -> None:
-        if isinstance(event, StageBegun) and event.stage == "prepare":
-            seen.append(("start", event.run_id))
-        if isinstance(event, Recorded):
-            seen.append(("recorded", event.run.run_id))
-            runs = benchkit.runs(store.path).filter(pl.col("run_id") == event.run.run_id)
-            tests = pl.read_parquet(store.path / "tests" / f"{event.run.run_id}.parquet")
-            whole.append(runs["status"].to_list() == ["ok"] and tests.height > 0)
-
-    launched = Serial().launch(
-        _plans(tiny, ["noop", "human", "noop"]), store, keep=False, events=sink
-    )
-    ids = [r.run_id for r in launched.runs]
-    assert whole == [True, True, True]
-    assert [e for e in seen if e[0] == "recorded"] == [("recorded", i) for i in ids]
-    assert seen.index(("start", ids[1])) < seen.index(("recorded", ids[0]))
-    assert seen.index(("start", ids[2])) < seen.index(("recorded", ids[1]))
-    assert list(pilots_folder().iterdir()) == []
-
-
 def test_an_interrupt_in_the_next_pilot_leaves_the_one_before_recorded(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
@@ -113,7 +87,7 @@ def test_an_interrupt_in_the_next_pilot_leaves_the_one_before_recorded(
     assert runs["status"].to_list() == ["ok", "interrupted"]
     ok = runs["run_id"][0]
     assert pl.read_parquet(store.path / "tests" / f"{ok}.parquet").height > 0
-    assert sorted(told) == ["interrupted", "ok"]
+    assert told == ["ok", "interrupted"]
     assert list(pilots_folder().iterdir()) == []
 
 
@@ -154,20 +128,73 @@ def test_a_spare_for_another_base_or_one_that_failed_is_not_taken(tmp_path: Path
 
 
 def test_a_spare_being_made_is_stopped_and_discarded_by_drop(tmp_path: Path) -> None:
+    """A real command making the spare (as git's checkout would) is stopped at once."""
     a = Repository(mirror=tmp_path / "m.git", base_sha="a" * 40, human_sha="c" * 40)
-    begun, release = threading.Event(), threading.Event()
+    begun = threading.Event()
+    ended: list[str] = []
 
     def slow(repo: Repository, folder: Path, making: Stoppable) -> None:
         folder.mkdir(parents=True)
         begun.set()
-        release.wait(timeout=60)
+        try:
+            capture(["sleep", str(PATIENCE_S)], within=making)
+            ended.append("finished")
+        except ProcError:
+            ended.append("stopped")
+            raise
 
     with ThreadPoolExecutor(1) as executor:
         spares = Spares([a, a], trees=slow, folder=tmp_path / "pilots", executor=executor)
         spares.take(a, tmp_path / "pilots" / "1")
         spares.make_next()
-        assert begun.wait(timeout=60)
-        release.set()
+        assert begun.wait(timeout=PATIENCE_S)
         spares.drop()
+        assert ended == ["stopped"]  # at once: its checkout stopped, not waited for
     trash_emptied()
     assert list((tmp_path / "pilots").iterdir()) == []
+
+
+def test_an_interrupt_while_a_pilot_waits_for_its_spare_leaves_it_to_drop(
+    tmp_path: Path,
+) -> None:
+    a = Repository(mirror=tmp_path / "m.git", base_sha="a" * 40, human_sha="c" * 40)
+    begun = threading.Event()
+    ended: list[str] = []
+
+    def slow(repo: Repository, folder: Path, making: Stoppable) -> None:
+        folder.mkdir(parents=True)
+        begun.set()
+        try:
+            capture(["sleep", str(PATIENCE_S)], within=making)
+        except ProcError:
+            ended.append("stopped")
+            raise
+
+    with ThreadPoolExecutor(1) as executor:
+        spares = Spares([a, a], trees=slow, folder=tmp_path / "pilots", executor=executor)
+        spares.take(a, tmp_path / "pilots" / "1")
+        spares.make_next()
+        assert begun.wait(timeout=PATIENCE_S)
+        main = threading.main_thread().ident or 0
+        timer = threading.Timer(0.2, signal.pthread_kill, (main, signal.SIGINT))  # Ctrl-C
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            spares.take(a, tmp_path / "pilots" / "2")
+        timer.join()
+        spares.drop()  # as the launcher does, as the interrupt passes
+        assert ended == ["stopped"]  # at once: its checkout stopped, not waited for
+    trash_emptied()
+    assert list((tmp_path / "pilots").iterdir()) == []
+
+
+def test_spares_a_killed_benchkit_left_are_swept(tmp_path: Path) -> None:
+    """A spare of a process that is gone is discarded; one of a live process stays."""
+    folder = tmp_path / "pilots"
+    gone = subprocess.run(["sh", "-c", "echo $$"], capture_output=True, text=True, check=True)
+    dead = folder / f"{SPARE}{gone.stdout.strip()}-1-0123456789ab"
+    live = folder / f"{SPARE}{os.getpid()}-{process_start(os.getpid())}-0123456789ab"
+    for spare in (dead, live):
+        (spare / "tree").mkdir(parents=True)
+    assert sweep_spares(folder) == 1
+    trash_emptied()
+    assert sorted(p.name for p in folder.iterdir()) == [live.name]
