@@ -133,6 +133,7 @@ def _run_stages(
                 refresh=p.refresh_baseline,
                 sandbox=sandbox_of(p, pilot.folder, "base"),
             )
+            pilot.clock.lap("environment")  # the clean tree's wait: not the checks at base
             verify.settled(pilot)  # the clean tree ready before the arm costs anything
     except EnvironmentFailure as exc:  # the bench's failure: recorded, and others go on
         pilot.outcome = ArmOutcome(ok=False, failure_kind="environment", detail=str(exc))
@@ -388,10 +389,13 @@ def execute_plan(
         with deferred_interrupts():  # a second Ctrl-C waits until the run is recorded
             try:
                 if pilot.status != "interrupted" and pilot.outcome.failure_kind != "disk":
-                    meanwhile()  # where the checks did not run: now
+                    with contextlib.suppress(Exception):  # a spare is never worth a record
+                        meanwhile()  # where the checks did not run: now
                 run = _finish(pilot, keep, stage)
             finally:
                 heart.stop()
+                with contextlib.suppress(Exception):  # the clean tree's, if being made
+                    verify.settled(pilot)
                 for instance in pilot.instances:  # if cleanup failed
                     release(instance.path)
             events(Recorded(run=run))

@@ -64,16 +64,17 @@ class Spares:
             return False
         made_for, spare, making = self._spare
         wait([making])  # interrupted meanwhile, `drop` stops it and discards it
-        self._spare = None
-        same = (made_for.mirror, made_for.base_sha) == (repo.mirror, repo.base_sha)
-        if same and making.exception() is None:
-            try:
-                os.rename(spare, folder)
-                return True
-            except OSError:
-                pass
-        discard(spare)
-        return False
+        with deferred_interrupts():  # taken or discarded, whatever comes meanwhile
+            same = (made_for.mirror, made_for.base_sha) == (repo.mirror, repo.base_sha)
+            taken = False
+            if same and making.exception() is None:
+                with contextlib.suppress(OSError):
+                    os.rename(spare, folder)
+                    taken = True
+            if not taken:
+                discard(spare)
+            self._spare = None
+        return taken
 
     def make_next(self) -> None:
         """The next pilot's trees, made in a spare folder by the thread, after what
@@ -96,16 +97,16 @@ class Spares:
     def drop(self) -> None:
         """What is being made, stopped and waited for; what was made, discarded
         (whatever comes meanwhile: a second Ctrl-C waits)."""
-        self._coming.clear()
-        if self._spare is None:
-            return
         with deferred_interrupts():
+            self._coming.clear()
+            if self._spare is None:
+                return
             _, spare, making = self._spare
             self.making.stop()
             wait([making])
-            self._spare = None
             with contextlib.suppress(OSError):
                 discard(spare)
+            self._spare = None
 
 
 def sweep_spares(folder: Path) -> int:
