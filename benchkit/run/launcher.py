@@ -75,7 +75,7 @@ class Serial(Launcher):
 
     def launch(self, plans: list[Plan], store: Store, *, keep: bool, events: Sink) -> Launched:
         done = Launched()
-        spares = spares_for(plans)  # each pilot's trees made while the one before runs
+        spares = spares_for(plans)  # a pilot's trees made while the one before runs its checks
         try:
             for p in plans:
                 try:

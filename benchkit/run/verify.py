@@ -2,15 +2,15 @@
 
 A clean tree is a repository of benchkit's own, checked out at base with its own
 instance of the environment by a thread while the baseline runs, ready before the arm
-runs (out of the arm's reach in the sandbox). After the arm, its tree (the snapshot: commits,
-staged, unstaged and untracked files, not ignored ones), with the files the bench
-holds out (`[tests] held_out`, and those of its `test_patch`) reset to their held-out
-version, is checked out there by git, and the checks run there with a HOME and a
-tmp of their own. Whatever the arm left besides its diff (ignored files, its git
-config and index flags, its HOME, its copy of the environment) never reaches a
-check, and no code of the arm's runs outside the sandbox (an editable install was
-made of base's tree). There the checks run after the arm, failing test files are
-rerun alone, and the gate judges.
+runs (out of the arm's reach in the sandbox). After the arm, its tree (the snapshot:
+commits, staged, unstaged and untracked files, not ignored ones), with the files the
+bench holds out (`[tests] held_out`, and those of its `test_patch`) reset to their
+held-out version, is checked out there by git, and the checks run there with a HOME
+and a tmp of their own. Whatever the arm left besides its diff (ignored files, its git
+config and index flags, its HOME, its copy of the environment) never reaches a check,
+and no code of the arm's runs outside the sandbox (an editable install was made of
+base's tree). There the checks run after the arm, failing test files are rerun alone,
+and the gate judges.
 """
 
 from __future__ import annotations
