@@ -218,8 +218,7 @@ def _child(out: Path, argv: list[str]) -> None:
     def lapping(lap: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
         def lapped(self: Any, name: str) -> None:
             lap(self, name)
-            if threading.current_thread() is threading.main_thread():
-                phase[0] = name  # not the pilot before's, recorded by a thread meanwhile
+            phase[0] = name
 
         return lapped
 
@@ -427,6 +426,7 @@ def figures(wall: float, said: dict[str, Any], floor: float) -> dict[str, float]
         "git_cpu": git_cpu,
         "git_lives": git_lives,
         "over": (own - floor_s) / wall,
+        "over_path": (own - floor - git_path) / wall,  # the floor's git on the path alone
     }
 
 
@@ -493,11 +493,10 @@ def report(batches: list[tuple[float, dict[str, Any]]], floor: float, sandbox: s
         f"benchkit's threads {chosen['git_cpu']:.3f} s of CPU (their lives "
         f"{chosen['git_lives']:.3f} s, beside the checks)"
     )
-    path_only = (own - floor - chosen["git_path"]) / wall
     print(
         f"  with the floor's git on the pilots' path alone (what benchkit's threads run "
         f"beside the checks costs the path nothing, and counts nothing): "
-        f"{path_only * 100:+.1f} points"
+        f"{chosen['over_path'] * 100:+.1f} points"
     )
     print(
         f"benchkit's own work: {own / wall:.1%} of the batch, {chosen['over'] * 100:+.1f} "

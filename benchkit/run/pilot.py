@@ -218,9 +218,10 @@ def _trees(repo: Repository, folder: Path, making: Stoppable, *, clean: bool = T
 def spares_for(plans: Sequence[Plan]) -> Spares:
     """The trees of `plans`, to run one after another in this process, each made while
     the pilot before it runs (see `benchkit.run.spares`)."""
-    sweep_spares(pilots_folder())  # those a killed benchkit left
+    folder = pilots_folder()
+    sweep_spares(folder)  # those a killed benchkit left
     coming = [p.repository for p in plans]
-    return Spares(coming, trees=_trees, folder=pilots_folder(), executor=_MAKER)
+    return Spares(coming, trees=_trees, folder=folder, executor=_MAKER)
 
 
 def _commits(pilot: PilotState) -> list[Commit]:

@@ -91,6 +91,11 @@ def test_an_interrupt_in_the_next_pilot_leaves_the_one_before_recorded(
     assert list(pilots_folder().iterdir()) == []
 
 
+def _repo(tmp_path: Path) -> Repository:
+    """A repository as a plan names it; no git is run on it here."""
+    return Repository(mirror=tmp_path / "m.git", base_sha="a" * 40, human_sha="c" * 40)
+
+
 def _trees(made: list[str], fails: bool = False):  # type: ignore[no-untyped-def]
     def trees(repo: Repository, folder: Path, making: Stoppable) -> None:
         (folder / "tree").mkdir(parents=True)
@@ -102,7 +107,7 @@ def _trees(made: list[str], fails: bool = False):  # type: ignore[no-untyped-def
 
 
 def test_a_spare_for_another_base_or_one_that_failed_is_not_taken(tmp_path: Path) -> None:
-    a = Repository(mirror=tmp_path / "m.git", base_sha="a" * 40, human_sha="c" * 40)
+    a = _repo(tmp_path)
     b = replace(a, base_sha="b" * 40)
     made: list[str] = []
     with ThreadPoolExecutor(1) as executor:
@@ -127,9 +132,10 @@ def test_a_spare_for_another_base_or_one_that_failed_is_not_taken(tmp_path: Path
     assert sorted(p.name for p in (tmp_path / "pilots").iterdir()) == ["3"]
 
 
-def test_a_spare_being_made_is_stopped_and_discarded_by_drop(tmp_path: Path) -> None:
-    """A real command making the spare (as git's checkout would) is stopped at once."""
-    a = Repository(mirror=tmp_path / "m.git", base_sha="a" * 40, human_sha="c" * 40)
+def _being_made(tmp_path: Path, executor: ThreadPoolExecutor) -> tuple[Spares, list[str]]:
+    """Spares whose second is being made by a real command (as git's checkout would
+    be), begun; and what became of that command."""
+    a = _repo(tmp_path)
     begun = threading.Event()
     ended: list[str] = []
 
@@ -143,11 +149,16 @@ def test_a_spare_being_made_is_stopped_and_discarded_by_drop(tmp_path: Path) -> 
             ended.append("stopped")
             raise
 
+    spares = Spares([a, a], trees=slow, folder=tmp_path / "pilots", executor=executor)
+    spares.take(a, tmp_path / "pilots" / "1")
+    spares.make_next()
+    assert begun.wait(timeout=PATIENCE_S)
+    return spares, ended
+
+
+def test_a_spare_being_made_is_stopped_and_discarded_by_drop(tmp_path: Path) -> None:
     with ThreadPoolExecutor(1) as executor:
-        spares = Spares([a, a], trees=slow, folder=tmp_path / "pilots", executor=executor)
-        spares.take(a, tmp_path / "pilots" / "1")
-        spares.make_next()
-        assert begun.wait(timeout=PATIENCE_S)
+        spares, ended = _being_made(tmp_path, executor)
         spares.drop()
         assert ended == ["stopped"]  # at once: its checkout stopped, not waited for
     trash_emptied()
@@ -157,29 +168,13 @@ def test_a_spare_being_made_is_stopped_and_discarded_by_drop(tmp_path: Path) -> 
 def test_an_interrupt_while_a_pilot_waits_for_its_spare_leaves_it_to_drop(
     tmp_path: Path,
 ) -> None:
-    a = Repository(mirror=tmp_path / "m.git", base_sha="a" * 40, human_sha="c" * 40)
-    begun = threading.Event()
-    ended: list[str] = []
-
-    def slow(repo: Repository, folder: Path, making: Stoppable) -> None:
-        folder.mkdir(parents=True)
-        begun.set()
-        try:
-            capture(["sleep", str(PATIENCE_S)], within=making)
-        except ProcError:
-            ended.append("stopped")
-            raise
-
     with ThreadPoolExecutor(1) as executor:
-        spares = Spares([a, a], trees=slow, folder=tmp_path / "pilots", executor=executor)
-        spares.take(a, tmp_path / "pilots" / "1")
-        spares.make_next()
-        assert begun.wait(timeout=PATIENCE_S)
+        spares, ended = _being_made(tmp_path, executor)
         main = threading.main_thread().ident or 0
         timer = threading.Timer(0.2, signal.pthread_kill, (main, signal.SIGINT))  # Ctrl-C
         timer.start()
         with pytest.raises(KeyboardInterrupt):
-            spares.take(a, tmp_path / "pilots" / "2")
+            spares.take(_repo(tmp_path), tmp_path / "pilots" / "2")
         timer.join()
         spares.drop()  # as the launcher does, as the interrupt passes
         assert ended == ["stopped"]  # at once: its checkout stopped, not waited for
