@@ -152,7 +152,8 @@ def _child(out: Path, argv: list[str]) -> None:
         return found
 
     git_path = [0.0]  # benchkit's own git commands (an arm's are the arm's) on the path
-    git_off = [0.0, 0.0]  # and in its threads: their CPU time, and their whole lives
+    git_phases: dict[str, float] = {}  # and the same, by the phase of the pilot at work
+    git_off = [0.0, 0.0, 0]  # and in its threads: their CPU time, their whole lives, how many
     reaped = threading.local()  # the CPU time of the child a thread reaped last
     waitpid = os.waitpid
 
@@ -183,9 +184,11 @@ def _child(out: Path, argv: list[str]) -> None:
                     spent = time.perf_counter() - started
                     if threading.current_thread() is threading.main_thread():
                         git_path[0] += spent
+                        git_phases[phase[0]] = git_phases.get(phase[0], 0.0) + spent
                     else:
                         git_off[0] += min(reaped.cpu, spent)
                         git_off[1] += spent
+                        git_off[2] += 1
 
         return wrapper
 
@@ -267,6 +270,7 @@ def _child(out: Path, argv: list[str]) -> None:
                     "pilots": pilots,
                     "outside": inside.get("outside", 0.0),
                     "git": git_path[0],
+                    "git_phases": git_phases,
                     "git_off": git_off,
                     "beats": beats,
                     "code": code,
@@ -415,7 +419,7 @@ def _own(pilot: dict[str, Any]) -> float:
 
 def figures(wall: float, said: dict[str, Any], floor: float) -> dict[str, float]:
     """A demo batch's own work and floor, in seconds and as shares of its wall."""
-    git_path, (git_cpu, git_lives) = said["git"], said["git_off"]
+    git_path, (git_cpu, git_lives, git_off) = said["git"], said["git_off"]
     own = wall - _theirs(said)
     floor_s = floor + git_path + git_cpu
     return {
@@ -425,6 +429,7 @@ def figures(wall: float, said: dict[str, Any], floor: float) -> dict[str, float]
         "git_path": git_path,
         "git_cpu": git_cpu,
         "git_lives": git_lives,
+        "git_off": git_off,
         "over": (own - floor_s) / wall,
         "over_path": (own - floor - git_path) / wall,  # the floor's git on the path alone
     }
@@ -472,6 +477,9 @@ def report(batches: list[tuple[float, dict[str, Any]]], floor: float, sandbox: s
     order = [*PILOT_PHASES, *OWN_PHASES, "cleanup"]
     shown = ", ".join(f"{k} {parts[k] / n * 1000:.1f}" for k in order if k in parts)
     print(f"benchkit's own work a pilot, by phase (ms): {shown}")
+    gits = said["git_phases"]
+    shown = ", ".join(f"{k} {gits[k] / n * 1000:.1f}" for k in order if k in gits)
+    print(f"  of it, git on the path (ms): {shown}")
     print(f"  and outside the pilots {outside / n * 1000:.1f} ms a pilot over the batch")
     ran = [p for p in pilots if not p["cached"]]
     read = [p for p in pilots if p["cached"]]
@@ -490,8 +498,8 @@ def report(batches: list[tuple[float, dict[str, Any]]], floor: float, sandbox: s
     )
     print(
         f"  git on the pilots' path {chosen['git_path']:.3f} s (their whole lives); in "
-        f"benchkit's threads {chosen['git_cpu']:.3f} s of CPU (their lives "
-        f"{chosen['git_lives']:.3f} s, beside the checks)"
+        f"benchkit's threads {chosen['git_off']:.0f} commands, {chosen['git_cpu']:.3f} s of CPU "
+        f"(their lives {chosen['git_lives']:.3f} s, beside the checks)"
     )
     print(
         f"  with the floor's git on the pilots' path alone (what benchkit's threads run "

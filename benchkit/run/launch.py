@@ -137,6 +137,7 @@ def run_pilots(
         chosen.start(len(specs))  # workers start first and import benchkit while this plans
         plans = plan(specs, refresh_baseline=refresh_baseline, sandbox=sandbox)
         chosen.check()
+        chosen.planned(plans)  # its first pilot's trees, say, begun while the store is read
         folder.make()  # every input checked: the store may be made
         known = recover_then_read(folder)  # the runs table, read once for both
         empty_trash()  # what a killed benchkit left to remove

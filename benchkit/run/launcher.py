@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from benchkit.records import LauncherName, Run
-from benchkit.run.events import Sink
+from benchkit.run.behind import Behind
+from benchkit.run.events import Event, Recorded, Sink
 from benchkit.run.pilot import execute_plan, spares_for
 from benchkit.run.plan import Plan
+from benchkit.run.spares import Spares
 from benchkit.store.store import Store
 
 
@@ -38,7 +40,8 @@ class Launched:
 class Launcher(ABC):
     """Runs planned pilots. `start` is called before the matrix is planned (to start
     workers meanwhile), `check` once every input is checked and before anything is
-    written, `launch` with the plans the run set needs, and `close` always, last."""
+    written, `planned` then (to begin on the pilots while the store is read), `launch`
+    with the plans the run set needs, and `close` always, last."""
 
     name: ClassVar[LauncherName]
     jobs: int = 1  # pilots at a time
@@ -51,6 +54,11 @@ class Launcher(ABC):
 
     def check(self) -> None:
         """Raises a `BenchkitError` when the launcher cannot run here."""
+        return None
+
+    def planned(self, plans: list[Plan]) -> None:
+        """Called with the matrix's plans, before the store is read and the run set's
+        units claimed: `launch` runs those the set needs, of them."""
         return None
 
     @abstractmethod
@@ -72,22 +80,51 @@ class Serial(Launcher):
     """One pilot after another, in this process."""
 
     name: ClassVar[LauncherName] = "serial"
+    _spares: Spares | None = field(default=None, init=False, repr=False)
+
+    def planned(self, plans: list[Plan]) -> None:
+        """The first pilot's trees begun while the store is read (see `spares_for`)."""
+        self._spares = spares_for(plans)
+        self._spares.make_next()
 
     def launch(self, plans: list[Plan], store: Store, *, keep: bool, events: Sink) -> Launched:
         done = Launched()
-        spares = spares_for(plans)  # a pilot's trees made while the one before runs its checks
+
+        def told(event: Event) -> None:  # the runs as recorded, whoever wrote them
+            if isinstance(event, Recorded):
+                done.runs.append(event.run)
+            events(event)
+
+        # a pilot's trees made while the one before runs its checks (the first's, as the
+        # store was read), and its record written while the one after runs them
+        self._spares = spares = self._spares or spares_for(plans)
+        spares.expect([p.repository for p in plans])
+        behind = Behind(told)
         try:
-            for p in plans:
+            for n, p in enumerate(plans, 1):
+                behind.holds = n < len(plans)
                 try:
-                    run = execute_plan(
-                        p, store, keep=keep, launcher=self.name, events=events, spares=spares
+                    execute_plan(
+                        p,
+                        store,
+                        keep=keep,
+                        launcher=self.name,
+                        events=told,
+                        spares=spares,
+                        behind=behind,
                     )
-                    done.runs.append(run)
                 except Exception as exc:  # recorded as its run's failure
                     done.faults.append(exc)
         finally:
-            spares.drop()
+            behind.settle()  # the last one's
+            self.close()
+            done.faults.extend(behind.faults)
         return done
+
+    def close(self) -> None:
+        if self._spares is not None:  # what is left of them, dropped
+            self._spares.drop()
+            self._spares = None
 
     def concurrent(self) -> int:
         return 1

@@ -8,6 +8,7 @@ pilot always produces exactly one run record, whatever the arm does.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import socket
@@ -26,6 +27,7 @@ from benchkit.gate.tampering import telling_first
 from benchkit.records import LauncherName, Owner, Run, SiteResult, redact, redacted
 from benchkit.run import verify
 from benchkit.run.baseline import establish
+from benchkit.run.behind import Behind
 from benchkit.run.ci import ask_ci, asked
 from benchkit.run.events import Recorded, Sink, StageBegun, ignore
 from benchkit.run.plan import Plan
@@ -39,9 +41,9 @@ from benchkit.run.record import (
     failure_of,
     new_run_id,
     no_space,
+    recorded,
     run_record,
     sandbox_of,
-    written,
 )
 from benchkit.run.scoring import (
     MOST_STEPS,
@@ -287,13 +289,19 @@ def execute_plan(
     events: Sink = ignore,
     matrix: str = "",
     spares: Spares | None = None,
+    behind: Behind | None = None,
 ) -> Run:
     """Run one planned pilot and record it in the store, whatever happens to it; in
     this process, which the `launcher` started. Its stages and its run are told to
     `events` (see `benchkit.run.events`). Its heartbeat carries the `matrix` token of
     the launch that runs it, when told: the Ray launcher reads the pilot's stages there.
     With `spares` (see `spares_for`), the pilot takes the trees made for it, and has
-    the next pilot's made while its checks run.
+    the next pilot's made while its checks run. With `behind` (see
+    `benchkit.run.behind`), the record of the pilot before is written while this
+    one's checks run, and told before this one's; this one's is held in turn (unless
+    it was interrupted, failed on a full disk, or `behind.holds` is False), and what
+    it returns is the run as it will be written, but for its `record` phase: `behind`
+    tells it once written.
 
     An interrupt is recorded as `interrupted`, an error of benchkit's own as `failed`
     (kind `other`); both are raised again once the run is recorded.
@@ -362,9 +370,18 @@ def execute_plan(
     assert heart is not None  # an interrupt waits for the block's end (deferred_interrupts)
     worker = f"{owner.host}:{owner.pid}"
 
-    def meanwhile() -> None:  # the next pilot's trees, by a thread, while this one's
-        if spares is not None:  # checks run (not while its own work does)
+    def meanwhile() -> None:  # by threads while this pilot's checks run (not while
+        if behind is not None:  # its own work does): the record of the pilot before,
+            behind.begin()
+        if spares is not None:  # and the next pilot's trees
             spares.make_next()
+
+    held: list[bool] = []  # whether this pilot's record is held (by `behind`)
+
+    def hold(write: Callable[[], Run]) -> None:
+        assert behind is not None and heart is not None
+        behind.hold(write, then=heart.stop)  # its heartbeat goes on until it is written
+        held.append(True)
 
     def stage(name: str) -> None:
         heart.stage(name)
@@ -389,22 +406,35 @@ def execute_plan(
     finally:
         with deferred_interrupts():  # a second Ctrl-C waits until the run is recorded
             try:
-                if pilot.status != "interrupted" and pilot.outcome.failure_kind != "disk":
+                ended_well = pilot.status != "interrupted" and pilot.outcome.failure_kind != "disk"
+                if ended_well:
                     with contextlib.suppress(Exception):  # a spare is never worth a record
                         meanwhile()  # where the checks did not run: now
-                run = _finish(pilot, keep, stage)
+                if behind is not None:
+                    behind.settle()  # the pilot before's: recorded and told before this one
+                later = hold if behind is not None and behind.holds and ended_well else None
+                run = _finish(pilot, keep, stage, later)
             finally:
-                heart.stop()
+                if not held:
+                    heart.stop()
                 with contextlib.suppress(Exception):  # the clean tree's, if being made
                     verify.settled(pilot)
                 for instance in pilot.instances:  # if cleanup failed
                     release(instance.path)
-            events(Recorded(run=run))
+            if not held:
+                events(Recorded(run=run))
     return run
 
 
-def _finish(pilot: PilotState, keep: bool, stage: Callable[[str], None]) -> Run:
-    """score, record, cleanup: whatever happened before."""
+def _finish(
+    pilot: PilotState,
+    keep: bool,
+    stage: Callable[[str], None],
+    later: Callable[[Callable[[], Run]], None] | None = None,
+) -> Run:
+    """score, record, cleanup: whatever happened before. The record written at once,
+    or handed to `later` to write (the run returned then is the one it will write,
+    but for its `record` phase)."""
     p, repo = pilot.plan, pilot.plan.repository
     secrets = pilot.secrets
     if pilot.made_ahead is not None:
@@ -450,11 +480,12 @@ def _finish(pilot: PilotState, keep: bool, stage: Callable[[str], None]) -> Run:
                 pilot.warnings.append(f"{name} not kept: {no_space(exc)}")
     stage("record")
     pilot.clock.lap("record")
-    run = redacted(run_record(pilot, coverage, keep), secrets)
-    run = written(pilot, run, last=False)
-    pilot.clock.lap("cleanup")  # the record is complete but for its last row
-    run = replace(run, phases={k: v for k, v in pilot.clock.phases.items() if k != "cleanup"})
-    run = written(pilot, run, last=True)
+    run = redacted(run_record(pilot, coverage, keep), secrets)  # its phases up to here
+    if later is None:
+        run = recorded(pilot, run)
+    else:
+        later(functools.partial(recorded, pilot, run))
+    pilot.clock.lap("cleanup")
     stage("cleanup")
     with contextlib.suppress(Exception):  # what it raised was said at verify, if it ran
         verify.settled(pilot)  # a copy being made: made, then removed
@@ -468,9 +499,10 @@ def _finish(pilot: PilotState, keep: bool, stage: Callable[[str], None]) -> Run:
             if part != pilot.worktree:
                 discard(part)
     pilot.clock.lap("done")
-    cleanup = f"cleanup: {pilot.clock.phases['cleanup']:.3f} s after the record\n"
+    when = "after the record" if later is None else "before the record, written behind"
+    cleanup = f"cleanup: {pilot.clock.phases['cleanup']:.3f} s {when}\n"
     with contextlib.suppress(OSError), (pilot.logs / "pilot.log").open("a") as log:
-        log.write(cleanup)  # the cleanup's time, after the record: in its log
+        log.write(cleanup)  # the cleanup's time, not the record's: in its log
     return run
 
 

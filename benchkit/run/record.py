@@ -257,6 +257,15 @@ def _ungraded(p: Plan) -> SweBenchGrade | None:
     return None if instance is None else SweBenchGrade.of(instance.instance_id, None)
 
 
+def recorded(pilot: PilotState, run: Run) -> Run:
+    """The run written whole: its detail tables, then its `runs` row, which holds the
+    time the tables took as its `record` phase. The run as stored."""
+    began = time.perf_counter()
+    run = written(pilot, run, last=False)
+    took = round(time.perf_counter() - began, 4)
+    return written(pilot, replace(run, phases={**run.phases, "record": took}), last=True)
+
+
 def written(pilot: PilotState, run: Run, *, last: bool) -> Run:
     """The run as stored: its detail tables, or with `last` its `runs` row. On a full
     store, the record matters more than the logs, which are removed to make room, and

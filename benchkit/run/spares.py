@@ -54,6 +54,12 @@ class Spares:
         self._spare: tuple[Repository, Path, Future[None]] | None = None
         self.making = Stoppable()
 
+    def expect(self, coming: Sequence[Repository]) -> None:
+        """The pilots to come are these, in this order (those a run set still needs,
+        of the pilots first told): the first of them takes the spare being made when
+        it is of its repository, and else discards it."""
+        self._coming = deque(coming)
+
     def take(self, repo: Repository, folder: Path) -> bool:
         """The trees made for this pilot (of `repo`), now in `folder` (which does not
         exist yet); False when none were made for it, or could not be (then the pilot

@@ -14,12 +14,14 @@ mirror and its resolved commits are `benchkit.workspace.repository`'s.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,6 +104,24 @@ def files_of(repo_dir: Path, tree: str) -> dict[str, tuple[str, str]]:
     return found
 
 
+_INDEXES = itertools.count()  # this process's scratch indexes, by number
+
+
+@contextmanager
+def scratch_index(folder: Path) -> Iterator[dict[str, str]]:
+    """An index of git's own making in `folder` (a pilot's own git folder, which no
+    other process writes), by a name no other of this process's has, removed (and a
+    lock a killed git left beside it) once the block ends: git's environment that names
+    it. No folder of its own: making one and removing it costs a pilot more than the
+    index itself."""
+    index = folder / f"benchkit-index-{os.getpid()}-{next(_INDEXES)}"
+    try:
+        yield {"GIT_INDEX_FILE": str(index)}
+    finally:
+        index.unlink(missing_ok=True)
+        index.with_name(f"{index.name}.lock").unlink(missing_ok=True)
+
+
 def with_files_of(
     git_dir: Path, tree: str, theirs: Mapping[str, tuple[str, str]], paths: Sequence[str]
 ) -> str:
@@ -113,8 +133,7 @@ def with_files_of(
     lines = [
         f"{theirs[p][0]} {theirs[p][1]}\t{p}" if p in theirs else f"0 {zero}\t{p}" for p in paths
     ]
-    with tempfile.TemporaryDirectory(prefix="benchkit-index-", dir=git_dir) as tmp:
-        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+    with scratch_index(git_dir) as env:
         git("read-tree", tree, cwd=git_dir, **env)
         stdin = "".join(f"{line}\0" for line in lines)
         git("update-index", "-z", "--index-info", cwd=git_dir, input_text=stdin, **env)
@@ -232,9 +251,8 @@ def snapshot(worktree: Path, into: Path, base_sha: str) -> str:
         borrowed.append(str(own_objects.resolve()))  # what the arm committed or staged
     alternates.write_text("".join(f"{line}\n" for line in borrowed))
     work = ["--git-dir", str(into), "--work-tree", str(worktree)]
-    with tempfile.TemporaryDirectory(prefix="benchkit-index-", dir=into) as tmp:  # the pilot's
-        index = str(Path(tmp) / "index")
-        env = {"GIT_INDEX_FILE": index}
+    with scratch_index(into) as env:  # the pilot's
+        index = env["GIT_INDEX_FILE"]
         own_index = own_git / "index"
         if _regular_file(own_index):  # its stat data spares rehashing every file
             shutil.copy2(own_index, index)  # keep its mtime: git re-reads racily clean entries
@@ -265,8 +283,7 @@ def ignored_files(worktree: Path, into: Path, tree: str) -> list[str]:
     and `into`'s exclude) and `tree` does not hold, but those in the folders left out of
     every snapshot (see `exclude`), sorted."""
     work = ["--git-dir", str(into), "--work-tree", str(worktree)]
-    with tempfile.TemporaryDirectory(prefix="benchkit-index-", dir=into) as tmp:
-        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+    with scratch_index(into) as env:
         git(*work, "read-tree", tree, cwd=worktree, **env)
         listed = git(*work, "ls-files", "-z", "-o", "-i", "--exclude-standard", cwd=worktree, **env)
     left = tuple(f"{folder}/" for folder in _left_out(into))
@@ -278,8 +295,7 @@ def untracked(worktree: Path, into: Path, tree: str) -> list[str]:
     whole, as `folder/`), sorted: before the arm, what its environment's install wrote
     (setuptools' `*.egg-info/`)."""
     work = ["--git-dir", str(into), "--work-tree", str(worktree)]
-    with tempfile.TemporaryDirectory(prefix="benchkit-index-", dir=into) as tmp:
-        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+    with scratch_index(into) as env:
         git(*work, "read-tree", tree, cwd=worktree, **env)
         listed = git(
             *work, "ls-files", "-z", "-o", "--directory", "--exclude-standard", cwd=worktree, **env

@@ -1,14 +1,17 @@
 """The serial launcher on real pilots: each pilot's trees made while the one before it
-runs its checks (`benchkit.run.spares`)."""
+runs its checks (`benchkit.run.spares`), and its record written while the one after it
+runs them (`benchkit.run.behind`)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
@@ -16,7 +19,7 @@ import pytest
 
 import benchkit
 from benchkit.records import PilotSpec
-from benchkit.run.events import Event, Recorded, ignore
+from benchkit.run.events import Event, Recorded, StageBegun, ignore
 from benchkit.run.launcher import Serial
 from benchkit.run.pilot import pilots_folder
 from benchkit.run.plan import plan
@@ -89,6 +92,121 @@ def test_an_interrupt_in_the_next_pilot_leaves_the_one_before_recorded(
     assert pl.read_parquet(store.path / "tests" / f"{ok}.parquet").height > 0
     assert told == ["ok", "interrupted"]
     assert list(pilots_folder().iterdir()) == []
+
+
+def _row_written(store: Path, run_id: str) -> float:
+    return (store / "runs" / f"{run_id}.parquet").stat().st_mtime
+
+
+def _cleanup_said(store: Path, run_id: str) -> str:
+    return (store / "artifacts" / run_id / "logs" / "pilot.log").read_text()
+
+
+def test_each_record_is_written_while_the_next_pilot_runs_its_checks(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """A run's last row is written after the next pilot started, and told before the
+    next is; the last pilot's at once. Each run's phases still sum to its wall time,
+    its record phase the writing's own time."""
+    store = Store(tiny.seeded(tmp_path / "store"))
+    told: list[str] = []
+    begun: dict[str, float] = {}
+
+    def sink(event: Event) -> None:
+        if isinstance(event, Recorded):
+            told.append(event.run.run_id)
+        elif isinstance(event, StageBegun) and event.stage == "verify":
+            begun[event.run_id] = datetime.now(UTC).timestamp()  # just before its checks
+
+    launched = Serial().launch(
+        _plans(tiny, ["human", "noop", "human"]), store, keep=False, events=sink
+    )
+    assert not launched.faults
+    ids = [r.run_id for r in launched.runs]
+    assert told == ids and [r.spec.trial for r in launched.runs] == [1, 2, 3]
+    rows = benchkit.runs(store.path).sort("trial")
+    assert rows["status"].to_list() == ["ok", "ok", "ok"]
+    assert rows["run_id"].to_list() == ids
+    for n in (0, 1):  # written behind: once the next pilot's checks began
+        assert _row_written(store.path, ids[n]) > begun[ids[n + 1]]
+        assert "before the record, written behind" in _cleanup_said(store.path, ids[n])
+    assert "after the record" in _cleanup_said(store.path, ids[2])
+    for row in rows.iter_rows(named=True):
+        parts = [row[f"{p}_s"] for p in ("start", "prepare", "environment", "baseline")]
+        parts += [row[f"{p}_s"] for p in ("execute", "verify", "score", "record")]
+        assert row["record_s"] > 0 and row["wall_s"] == pytest.approx(sum(parts), abs=1e-3)
+    assert [r.wall_s for r in launched.runs] == pytest.approx(rows["wall_s"].to_list())
+    assert all(r.phases["record"] > 0 for r in launched.runs)  # the runs as written
+    assert not list((store.path / "heartbeats").glob("*.json"))  # each stopped once written
+
+
+def test_a_sink_that_fails_on_a_run_written_behind_loses_no_run(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    store = Store(tiny.seeded(tmp_path / "store"))
+    told: list[int] = []
+
+    def sink(event: Event) -> None:
+        if isinstance(event, Recorded):
+            told.append(event.run.spec.trial)
+            if event.run.spec.trial == 1:
+                raise RuntimeError("the sink's own fault")
+
+    launched = Serial().launch(_plans(tiny, ["noop", "noop"]), store, keep=False, events=sink)
+    assert [str(f) for f in launched.faults] == ["the sink's own fault"]
+    assert told == [1, 2] and [r.spec.trial for r in launched.runs] == [1, 2]
+    assert benchkit.runs(store.path)["status"].to_list() == ["ok", "ok"]
+
+
+def test_a_record_that_cannot_be_written_behind_is_a_fault_and_the_others_go_on(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """The first pilot's detail tables cannot be written (its `checks` folder is a file
+    while the second pilot's checks run): none of them is kept, its `running` row
+    stays (a crashed run, once its benchkit is gone), its heartbeat stops, and the
+    error is handed back; the second and third pilots are recorded."""
+    store = Store(tiny.seeded(tmp_path / "store"))
+    checks = store.path / "checks"
+    trials: dict[str, int] = {}
+
+    def sink(event: Event) -> None:
+        if isinstance(event, StageBegun) and event.run_id not in trials:  # its first
+            trials[event.run_id] = len(trials) + 1
+        if isinstance(event, StageBegun) and trials.get(event.run_id) == 2:
+            if event.stage == "verify":  # as the first one's record begins
+                shutil.rmtree(checks, ignore_errors=True)
+                checks.write_text("not a folder")
+            elif event.stage == "score":
+                checks.unlink()
+
+    launched = Serial().launch(
+        _plans(tiny, ["noop", "noop", "noop"]), store, keep=False, events=sink
+    )
+    [fault] = launched.faults
+    assert isinstance(fault, OSError) and str(checks) in str(fault)
+    assert [r.spec.trial for r in launched.runs] == [2, 3]
+    first = next(i for i, n in trials.items() if n == 1)
+    rows = benchkit.runs(store.path).sort("trial")
+    assert rows.select("trial", "status").rows() == [(1, "running"), (2, "ok"), (3, "ok")]
+    for table in ("sites", "tests", "checks"):
+        assert not (store.path / table / f"{first}.parquet").exists()
+    assert not list((store.path / "heartbeats").glob("*.json"))
+
+
+def test_a_matrix_begins_its_first_pilots_trees_as_it_reads_the_store(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    runs = benchkit.pilot(
+        str(tiny.bench_dir),
+        arm=["noop"],
+        trials=2,
+        store=tiny.seeded(tmp_path / "store"),
+        sandbox="none",
+        keep=True,
+    )
+    made = (pilots_folder() / runs[0].run_id / "tree" / ".git" / "HEAD").stat().st_mtime
+    assert made < runs[0].started_at.timestamp()
+    assert [r.status for r in runs] == ["ok", "ok"]
 
 
 def _repo(tmp_path: Path) -> Repository:
