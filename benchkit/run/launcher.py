@@ -89,10 +89,12 @@ class Serial(Launcher):
 
     def launch(self, plans: list[Plan], store: Store, *, keep: bool, events: Sink) -> Launched:
         done = Launched()
+        returned: list[str] = []  # the pilots that did not raise, in order
+        recorded: dict[str, Run] = {}  # their runs as written, at once or by `behind`
 
-        def told(event: Event) -> None:  # the runs as recorded, whoever wrote them
+        def told(event: Event) -> None:
             if isinstance(event, Recorded):
-                done.runs.append(event.run)
+                recorded[event.run.run_id] = event.run
             events(event)
 
         # a pilot's trees made while the one before runs its checks (the first's, as the
@@ -104,7 +106,7 @@ class Serial(Launcher):
             for n, p in enumerate(plans, 1):
                 behind.holds = n < len(plans)
                 try:
-                    execute_plan(
+                    run = execute_plan(
                         p,
                         store,
                         keep=keep,
@@ -113,12 +115,14 @@ class Serial(Launcher):
                         spares=spares,
                         behind=behind,
                     )
+                    returned.append(run.run_id)
                 except Exception as exc:  # recorded as its run's failure
                     done.faults.append(exc)
         finally:
             behind.settle()  # the last one's
             self.close()
             done.faults.extend(behind.faults)
+        done.runs.extend(recorded[r] for r in returned if r in recorded)  # as written
         return done
 
     def close(self) -> None:

@@ -297,11 +297,11 @@ def execute_plan(
     the launch that runs it, when told: the Ray launcher reads the pilot's stages there.
     With `spares` (see `spares_for`), the pilot takes the trees made for it, and has
     the next pilot's made while its checks run. With `behind` (see
-    `benchkit.run.behind`), the record of the pilot before is written while this
-    one's checks run, and told before this one's; this one's is held in turn (unless
-    it was interrupted, failed on a full disk, or `behind.holds` is False), and what
-    it returns is the run as it will be written, but for its `record` phase: `behind`
-    tells it once written.
+    `benchkit.run.behind`), the record of the pilot before, written by a thread as
+    this one starts, is told before this one's first stage; this one's is held in turn
+    (unless it was interrupted, failed on a full disk, or `behind.holds` is False), and
+    what it returns is the run as it is being written, but for its `record` phase:
+    `behind` tells it once written.
 
     An interrupt is recorded as `interrupted`, an error of benchkit's own as `failed`
     (kind `other`); both are raised again once the run is recorded.
@@ -337,8 +337,8 @@ def execute_plan(
     heart: Heartbeat | None = None
     made = pilot.made_ahead = _made_ahead(pilot)
     try:
-        pilot.logs.mkdir(parents=True, exist_ok=True)
         with deferred_interrupts():  # the first beat before the row: never running unbeaten
+            pilot.logs.mkdir(parents=True, exist_ok=True)
             heart = store.heartbeat(
                 Beat(
                     run_id=run_id,
@@ -370,10 +370,8 @@ def execute_plan(
     assert heart is not None  # an interrupt waits for the block's end (deferred_interrupts)
     worker = f"{owner.host}:{owner.pid}"
 
-    def meanwhile() -> None:  # by threads while this pilot's checks run (not while
-        if behind is not None:  # its own work does): the record of the pilot before,
-            behind.begin()
-        if spares is not None:  # and the next pilot's trees
+    def meanwhile() -> None:  # the next pilot's trees, by a thread, while this one's
+        if spares is not None:  # checks run (not while its own work does)
             spares.make_next()
 
     held: list[bool] = []  # whether this pilot's record is held (by `behind`)
@@ -390,6 +388,8 @@ def execute_plan(
     try:
         if early is not None:
             raise early
+        if behind is not None:
+            behind.settle()  # the pilot before's, written meanwhile: told before this one's
         _run_stages(pilot, stage, meanwhile)
     except (KeyboardInterrupt, SystemExit):  # SystemExit: its process is told to end (Ray's)
         pilot.making.stop()  # a checkout still at work ends now, not once it is done
@@ -411,7 +411,7 @@ def execute_plan(
                     with contextlib.suppress(Exception):  # a spare is never worth a record
                         meanwhile()  # where the checks did not run: now
                 if behind is not None:
-                    behind.settle()  # the pilot before's: recorded and told before this one
+                    behind.settle()  # if this one ended before its stages: now
                 later = hold if behind is not None and behind.holds and ended_well else None
                 run = _finish(pilot, keep, stage, later)
             finally:
@@ -499,7 +499,7 @@ def _finish(
             if part != pilot.worktree:
                 discard(part)
     pilot.clock.lap("done")
-    when = "after the record" if later is None else "before the record, written behind"
+    when = "after the record" if later is None else "beside the record, written by a thread"
     cleanup = f"cleanup: {pilot.clock.phases['cleanup']:.3f} s {when}\n"
     with contextlib.suppress(OSError), (pilot.logs / "pilot.log").open("a") as log:
         log.write(cleanup)  # the cleanup's time, not the record's: in its log

@@ -38,7 +38,7 @@ from benchkit.run.baseline import Baseline
 from benchkit.run.plan import Plan
 from benchkit.run.scoring import Ahead, PatchAhead, site_results
 from benchkit.store.store import Store
-from benchkit.workspace.cache import removed
+from benchkit.workspace.cache import removed, trash_emptied
 from benchkit.workspace.environment import (
     Instance,
     env_copy_of,
@@ -300,11 +300,12 @@ def written(pilot: PilotState, run: Run, *, last: bool) -> Run:
 def room_made(pilot: PilotState) -> str:
     """Room for the record on a full store: the run's logs removed, and its folder
     (worktree, HOME, tmp: what filled the disk, as often as not) where it shares the
-    store's file system, at once (not by the trash's thread), kept worktree or not.
-    What was removed, as the run says it."""
+    store's file system, at once (not by the trash's thread), kept worktree or not;
+    where the cleanup beside a record written by a thread discarded it already, the
+    trash emptied. What was removed, as the run says it."""
     shutil.rmtree(pilot.artifacts, ignore_errors=True)
-    try:
-        shared = pilot.folder.stat().st_dev == pilot.store.path.stat().st_dev
+    try:  # the pilots' folder: the pilot's own may be in the trash already
+        shared = pilot.folder.parent.stat().st_dev == pilot.store.path.stat().st_dev
     except OSError:
         return "its logs"
     if not shared:
@@ -313,6 +314,7 @@ def room_made(pilot: PilotState) -> str:
     if ahead is not None:
         wait([ahead])  # the clean tree being made: made (or failed), then removed
     removed(pilot.folder)
+    trash_emptied()
     return "its logs and its worktree"
 
 

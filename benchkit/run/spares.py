@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from benchkit.workspace.cache import discard
 from benchkit.workspace.proc import Stoppable
@@ -33,6 +33,13 @@ if TYPE_CHECKING:
 Trees = Callable[["Repository", Path, Stoppable], None]  # a pilot's trees, made in a folder
 
 SPARE = "spare-"  # then its process's pid and start: beside the pilots' own (their run ids)
+
+
+class _Spare(NamedTuple):
+    repo: Repository  # made for its base
+    folder: Path
+    made: Future[None]
+    making: Stoppable  # its commands, to stop
 
 
 class Spares:
@@ -51,8 +58,7 @@ class Spares:
     ) -> None:
         self._coming = deque(coming)
         self._trees, self._folder, self._executor = trees, folder, executor
-        self._spare: tuple[Repository, Path, Future[None]] | None = None
-        self.making = Stoppable()
+        self._spare: _Spare | None = None
 
     def expect(self, coming: Sequence[Repository]) -> None:
         """The pilots to come are these, in this order (those a run set still needs,
@@ -68,12 +74,14 @@ class Spares:
             self._coming.popleft()  # this pilot's
         if self._spare is None:
             return False
-        made_for, spare, making = self._spare
-        wait([making])  # interrupted meanwhile, `drop` stops it and discards it
+        made_for, spare, made, making = self._spare
+        same = (made_for.mirror, made_for.base_sha) == (repo.mirror, repo.base_sha)
+        if not same:
+            making.stop()  # not this pilot's: not waited for
+        wait([made])  # interrupted meanwhile, `drop` stops it and discards it
         with deferred_interrupts():  # taken or discarded, whatever comes meanwhile
-            same = (made_for.mirror, made_for.base_sha) == (repo.mirror, repo.base_sha)
             taken = False
-            if same and making.exception() is None:
+            if same and made.exception() is None:
                 with contextlib.suppress(OSError):
                     os.rename(spare, folder)
                     taken = True
@@ -91,14 +99,16 @@ class Spares:
         mine = f"{os.getpid()}-{process_start(os.getpid())}"  # to tell a killed one's
         spare = self._folder / f"{SPARE}{mine}-{uuid.uuid4().hex[:12]}"
 
+        making = Stoppable()
+
         def made() -> None:
             try:
-                self._trees(repo, spare, self.making)
+                self._trees(repo, spare, making)
             except BaseException:
                 discard(spare)
                 raise
 
-        self._spare = (repo, spare, self._executor.submit(made))
+        self._spare = _Spare(repo, spare, self._executor.submit(made), making)
 
     def drop(self) -> None:
         """What is being made, stopped and waited for; what was made, discarded
@@ -107,9 +117,9 @@ class Spares:
             self._coming.clear()
             if self._spare is None:
                 return
-            _, spare, making = self._spare
-            self.making.stop()
-            wait([making])
+            _, spare, made, making = self._spare
+            making.stop()
+            wait([made])
             with contextlib.suppress(OSError):
                 discard(spare)
             self._spare = None

@@ -20,6 +20,7 @@ import re
 import shutil
 import stat
 import tempfile
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -104,17 +105,17 @@ def files_of(repo_dir: Path, tree: str) -> dict[str, tuple[str, str]]:
     return found
 
 
-_INDEXES = itertools.count()  # this process's scratch indexes, by number
+_TOKEN = uuid.uuid4().hex  # this process's, among every process's on a shared cache
+_INDEXES = itertools.count()  # its scratch indexes, by number
 
 
 @contextmanager
 def scratch_index(folder: Path) -> Iterator[dict[str, str]]:
-    """An index of git's own making in `folder` (a pilot's own git folder, which no
-    other process writes), by a name no other of this process's has, removed (and a
-    lock a killed git left beside it) once the block ends: git's environment that names
-    it. No folder of its own: making one and removing it costs a pilot more than the
-    index itself."""
-    index = folder / f"benchkit-index-{os.getpid()}-{next(_INDEXES)}"
+    """An index of git's own making in `folder`, by a name no other has (this
+    process's random token, then a count), removed (and a lock a killed git left
+    beside it) once the block ends: git's environment that names it. No folder of its
+    own: making one and removing it costs a pilot more than the index itself."""
+    index = folder / f"benchkit-index-{_TOKEN}-{next(_INDEXES)}"
     try:
         yield {"GIT_INDEX_FILE": str(index)}
     finally:

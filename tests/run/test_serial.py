@@ -11,7 +11,6 @@ import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
@@ -94,43 +93,48 @@ def test_an_interrupt_in_the_next_pilot_leaves_the_one_before_recorded(
     assert list(pilots_folder().iterdir()) == []
 
 
-def _row_written(store: Path, run_id: str) -> float:
-    return (store / "runs" / f"{run_id}.parquet").stat().st_mtime
-
-
 def _cleanup_said(store: Path, run_id: str) -> str:
     return (store / "artifacts" / run_id / "logs" / "pilot.log").read_text()
 
 
-def test_each_record_is_written_while_the_next_pilot_runs_its_checks(
+def test_each_record_is_written_by_a_thread_and_told_as_the_next_pilot_starts(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
-    """A run's last row is written after the next pilot started, and told before the
-    next is; the last pilot's at once. Each run's phases still sum to its wall time,
-    its record phase the writing's own time."""
+    """A run's record is written beside its cleanup, and told once the next pilot has
+    written its `running` row, before that pilot's first stage; the last pilot's at
+    once. Each run's phases still sum to its wall time, its record phase the writing's
+    own time."""
     store = Store(tiny.seeded(tmp_path / "store"))
-    told: list[str] = []
-    begun: dict[str, float] = {}
+    said: list[tuple[str, str]] = []  # (event, run id), in the order told
+    rows_then: list[set[str]] = []  # the runs files as each run was told
 
     def sink(event: Event) -> None:
         if isinstance(event, Recorded):
-            told.append(event.run.run_id)
-        elif isinstance(event, StageBegun) and event.stage == "verify":
-            begun[event.run_id] = datetime.now(UTC).timestamp()  # just before its checks
+            said.append(("recorded", event.run.run_id))
+            rows_then.append({f.stem for f in (store.path / "runs").glob("2*.parquet")})
+        elif isinstance(event, StageBegun) and event.stage == "prepare":
+            said.append(("prepare", event.run_id))
 
     launched = Serial().launch(
         _plans(tiny, ["human", "noop", "human"]), store, keep=False, events=sink
     )
     assert not launched.faults
-    ids = [r.run_id for r in launched.runs]
-    assert told == ids and [r.spec.trial for r in launched.runs] == [1, 2, 3]
+    a, b, c = ids = [r.run_id for r in launched.runs]
+    assert [r.spec.trial for r in launched.runs] == [1, 2, 3]
+    assert said == [
+        ("prepare", a),
+        ("recorded", a),  # as the next one starts: told before its first stage
+        ("prepare", b),
+        ("recorded", b),
+        ("prepare", c),
+        ("recorded", c),
+    ]
+    assert b in rows_then[0] and c in rows_then[1]  # their `running` rows written first
     rows = benchkit.runs(store.path).sort("trial")
-    assert rows["status"].to_list() == ["ok", "ok", "ok"]
-    assert rows["run_id"].to_list() == ids
-    for n in (0, 1):  # written behind: once the next pilot's checks began
-        assert _row_written(store.path, ids[n]) > begun[ids[n + 1]]
-        assert "before the record, written behind" in _cleanup_said(store.path, ids[n])
-    assert "after the record" in _cleanup_said(store.path, ids[2])
+    assert rows.select("run_id", "status").rows() == [(i, "ok") for i in ids]
+    for held in (a, b):
+        assert "beside the record, written by a thread" in _cleanup_said(store.path, held)
+    assert "after the record" in _cleanup_said(store.path, c)
     for row in rows.iter_rows(named=True):
         parts = [row[f"{p}_s"] for p in ("start", "prepare", "environment", "baseline")]
         parts += [row[f"{p}_s"] for p in ("execute", "verify", "score", "record")]
@@ -158,13 +162,13 @@ def test_a_sink_that_fails_on_a_run_written_behind_loses_no_run(
     assert benchkit.runs(store.path)["status"].to_list() == ["ok", "ok"]
 
 
-def test_a_record_that_cannot_be_written_behind_is_a_fault_and_the_others_go_on(
+def test_a_record_that_cannot_be_written_is_a_fault_and_the_others_go_on(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
-    """The first pilot's detail tables cannot be written (its `checks` folder is a file
-    while the second pilot's checks run): none of them is kept, its `running` row
-    stays (a crashed run, once its benchkit is gone), its heartbeat stops, and the
-    error is handed back; the second and third pilots are recorded."""
+    """The first pilot's detail tables cannot be written (the store's `checks` folder
+    is a file from its score to the second pilot's first stage): none of them is kept,
+    its `running` row stays (a crashed run, once its benchkit is gone), its heartbeat
+    stops, and the error is handed back; the second and third pilots are recorded."""
     store = Store(tiny.seeded(tmp_path / "store"))
     checks = store.path / "checks"
     trials: dict[str, int] = {}
@@ -172,12 +176,11 @@ def test_a_record_that_cannot_be_written_behind_is_a_fault_and_the_others_go_on(
     def sink(event: Event) -> None:
         if isinstance(event, StageBegun) and event.run_id not in trials:  # its first
             trials[event.run_id] = len(trials) + 1
-        if isinstance(event, StageBegun) and trials.get(event.run_id) == 2:
-            if event.stage == "verify":  # as the first one's record begins
-                shutil.rmtree(checks, ignore_errors=True)
-                checks.write_text("not a folder")
-            elif event.stage == "score":
-                checks.unlink()
+        if isinstance(event, StageBegun) and (trials[event.run_id], event.stage) == (1, "score"):
+            shutil.rmtree(checks, ignore_errors=True)
+            checks.write_text("not a folder")
+        elif isinstance(event, StageBegun) and trials[event.run_id] == 2 and checks.is_file():
+            checks.unlink()
 
     launched = Serial().launch(
         _plans(tiny, ["noop", "noop", "noop"]), store, keep=False, events=sink
@@ -191,6 +194,16 @@ def test_a_record_that_cannot_be_written_behind_is_a_fault_and_the_others_go_on(
     for table in ("sites", "tests", "checks"):
         assert not (store.path / table / f"{first}.parquet").exists()
     assert not list((store.path / "heartbeats").glob("*.json"))
+
+
+def test_a_spare_made_for_another_base_is_stopped_not_waited_for(tmp_path: Path) -> None:
+    with ThreadPoolExecutor(1) as executor:
+        spares, ended = _being_made(tmp_path, executor)
+        other = replace(_repo(tmp_path), base_sha="b" * 40)
+        assert not spares.take(other, tmp_path / "pilots" / "2")
+        assert ended == ["stopped"]  # its checkout stopped: the pilot made its own at once
+    trash_emptied()
+    assert list((tmp_path / "pilots").iterdir()) == []
 
 
 def test_a_matrix_begins_its_first_pilots_trees_as_it_reads_the_store(
