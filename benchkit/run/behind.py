@@ -4,11 +4,13 @@ next one starts.
 A launcher that runs its pilots one after another in this process (`serial`) hands
 each finished pilot's record (its detail tables, then its `runs` row) to a thread at
 once, as the pilot's cleanup begins: the thread writes it while the pilot's folders
-are removed and the next pilot takes its trees, writes its first beat and its
-`running` row. Before the next pilot's first stage, and as the launch ends, the record
-is waited for and its run told (`Recorded`): runs are told in the order they ran, the
-next pilot's stages after it, and one record at most is held. Its record phase is the
-time the writing took. The last pilot, and one interrupted or failed on a full disk, is
+are removed and the next pilot starts. Writing a record holds Python's lock for much
+of its time, so it gets on as the next pilot waits for its commands (git's, the
+checks at base, the arm's); that pilot is not held up for it. Its run is told
+(`Recorded`) at the first of the next pilot's stages to begin once it is written, and
+at the latest as the next pilot's checks begin, or as the launch ends: runs are told
+in the order they ran, and one record at most is held. Its record phase is the time
+the writing took. The last pilot, and one interrupted or failed on a full disk, is
 recorded at once; an interrupt waits until a held record is written. Until its row is
 written, the pilot's heartbeat goes on and its `running` row stands.
 """
@@ -50,13 +52,15 @@ class Behind:
             raise RuntimeError("a record is held already: settle it first")
         self._held = _Held(writing=_WRITER.submit(write), then=then)
 
-    def settle(self) -> None:
-        """The held record written and its run told; what either raised, or what came
-        `then`, is kept in `faults`. A Ctrl-C meanwhile waits until it is done."""
+    def settle(self, *, wait: bool = True) -> None:
+        """The held record written (but for `wait`, only one written already) and its
+        run told; what either raised, or what came `then`, is kept in `faults`. A Ctrl-C
+        meanwhile waits until it is done."""
         with deferred_interrupts():
-            held, self._held = self._held, None
-            if held is None:
+            held = self._held
+            if held is None or not (wait or held.writing.done()):
                 return
+            self._held = None
             run = None
             try:
                 run = held.writing.result()

@@ -298,10 +298,11 @@ def execute_plan(
     With `spares` (see `spares_for`), the pilot takes the trees made for it, and has
     the next pilot's made while its checks run. With `behind` (see
     `benchkit.run.behind`), the record of the pilot before, written by a thread as
-    this one starts, is told before this one's first stage; this one's is held in turn
-    (unless it was interrupted, failed on a full disk, or `behind.holds` is False), and
-    what it returns is the run as it is being written, but for its `record` phase:
-    `behind` tells it once written.
+    this one starts, is told before the first of this one's stages to begin once it is
+    written, and before its checks; this one's is held in turn (unless it was
+    interrupted, failed on a full disk, or `behind.holds` is False), and what it
+    returns is the run as it is being written, but for its `record` phase: `behind`
+    tells it once written.
 
     An interrupt is recorded as `interrupted`, an error of benchkit's own as `failed`
     (kind `other`); both are raised again once the run is recorded.
@@ -370,8 +371,13 @@ def execute_plan(
     assert heart is not None  # an interrupt waits for the block's end (deferred_interrupts)
     worker = f"{owner.host}:{owner.pid}"
 
-    def meanwhile() -> None:  # the next pilot's trees, by a thread, while this one's
-        if spares is not None:  # checks run (not while its own work does)
+    def meanwhile() -> None:
+        """As this pilot's checks begin: the record of the pilot before told (written
+        by now), and the next pilot's trees made by a thread while they run (not while
+        its own work does)."""
+        if behind is not None:
+            behind.settle()
+        if spares is not None:
             spares.make_next()
 
     held: list[bool] = []  # whether this pilot's record is held (by `behind`)
@@ -385,12 +391,16 @@ def execute_plan(
         heart.stage(name)
         events(StageBegun(run_id=run_id, label=label, stage=name, worker=worker))
 
+    def stage_after(name: str) -> None:
+        """A stage, told after the record of the pilot before if it is written by now."""
+        if behind is not None:
+            behind.settle(wait=False)
+        stage(name)
+
     try:
         if early is not None:
             raise early
-        if behind is not None:
-            behind.settle()  # the pilot before's, written meanwhile: told before this one's
-        _run_stages(pilot, stage, meanwhile)
+        _run_stages(pilot, stage_after, meanwhile)
     except (KeyboardInterrupt, SystemExit):  # SystemExit: its process is told to end (Ray's)
         pilot.making.stop()  # a checkout still at work ends now, not once it is done
         pilot.status = "interrupted"
@@ -411,7 +421,7 @@ def execute_plan(
                     with contextlib.suppress(Exception):  # a spare is never worth a record
                         meanwhile()  # where the checks did not run: now
                 if behind is not None:
-                    behind.settle()  # if this one ended before its stages: now
+                    behind.settle()  # not told yet (this one ended before its checks)
                 later = hold if behind is not None and behind.holds and ended_well else None
                 run = _finish(pilot, keep, stage, later)
             finally:

@@ -107,6 +107,7 @@ class Terminal:
         self._live = stream.isatty()
         self._drawn = 0
         self._open = False  # a pilot's line of stages, not ended yet
+        self._line = ""  # whose stages the last line holds (its run id)
         self.board = Board()
 
     def __call__(self, event: Event) -> None:
@@ -114,7 +115,7 @@ class Terminal:
         begun = isinstance(event, StageBegun) and event.run_id not in self.board.at_work
         if self._open and (begun or isinstance(event, Recorded)):  # its cleanup passed unseen
             self._stream.write("\n")
-            self._open = False
+            self._open, self._line = False, ""
         if self._printer is not None:
             self._printer(event)
         self.board.take(event)
@@ -125,8 +126,11 @@ class Terminal:
         elif isinstance(event, Recorded):
             self._stream.write(f"{lines[0]}\n")
         elif isinstance(event, StageBegun) and self.board.jobs == 1:
-            start = f"{event.label}:" if begun else ""  # its first stage told (on Ray: seen)
-            self._open = event.stage != "cleanup"
+            # its label as its first stage is told (on Ray: seen), and again where the
+            # run before it was told in the middle of its line (its record written late)
+            again = self._line != event.run_id
+            start = f"{event.label}:" if begun or again else ""
+            self._open, self._line = event.stage != "cleanup", event.run_id
             self._stream.write(f"{start} {event.stage}" + ("" if self._open else "\n"))
         self._stream.flush()
 

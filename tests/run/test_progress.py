@@ -245,3 +245,27 @@ def test_a_pipe_shows_a_pilots_line_whole_and_the_ledger_counts_it_though_stages
     ledger(Recorded(run=run))  # a run told as the matrix ends: no ledger again
     ledger.settled()
     assert read_matrices(Store.at(tmp_path / "s")) == []
+
+
+def test_a_pipe_tells_a_run_recorded_in_the_middle_of_the_next_pilots_line(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """A serial launch tells a run once its record, written by a thread, is done: in
+    the middle of the next pilot's line of stages, which goes on under its label."""
+    [run] = benchkit.pilot(tiny.bench_dir, "noop", store=tmp_path / "s", sandbox="none")
+    stream = io.StringIO()
+    terminal = Terminal(stream)
+    before = StageBegun(run_id=run.run_id, label="tiny noop #1", stage="cleanup", worker="h:1")
+    after = [
+        StageBegun(run_id="next", label="tiny noop #2", stage=s, worker="h:1")
+        for s in ("prepare", "environment", "baseline")
+    ]
+    planned = Planned(run_set="s1", pilots=2, recorded=(), running=0, jobs=1)
+    told: list[Event] = [planned, before, after[0], Recorded(run=run), *after[1:]]
+    for event in told:
+        terminal(event)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "tiny noop #1: cleanup"
+    assert lines[1] == "tiny noop #2: prepare"
+    assert lines[2].startswith("set s1: 1 of 2 pilots · 1 ok")
+    assert lines[3] == "tiny noop #2: environment baseline"

@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -18,7 +19,7 @@ import pytest
 
 import benchkit
 from benchkit.records import PilotSpec
-from benchkit.run.events import Event, Recorded, StageBegun, ignore
+from benchkit.run.events import Event, Planned, Recorded, StageBegun, ignore
 from benchkit.run.launcher import Serial
 from benchkit.run.pilot import pilots_folder
 from benchkit.run.plan import plan
@@ -97,23 +98,23 @@ def _cleanup_said(store: Path, run_id: str) -> str:
     return (store / "artifacts" / run_id / "logs" / "pilot.log").read_text()
 
 
-def test_each_record_is_written_by_a_thread_and_told_as_the_next_pilot_starts(
+def test_each_record_is_written_by_a_thread_and_told_as_the_next_pilot_goes_on(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
     """A run's record is written beside its cleanup, and told once the next pilot has
-    written its `running` row, before that pilot's first stage; the last pilot's at
-    once. Each run's phases still sum to its wall time, its record phase the writing's
-    own time."""
+    written its `running` row, before that pilot's checks; the last pilot's at once.
+    Each run's phases still sum to its wall time, its record phase the writing's own
+    time."""
     store = Store(tiny.seeded(tmp_path / "store"))
-    said: list[tuple[str, str]] = []  # (event, run id), in the order told
+    said: list[tuple[str, str]] = []  # (stage or "recorded", run id), in the order told
     rows_then: list[set[str]] = []  # the runs files as each run was told
 
     def sink(event: Event) -> None:
         if isinstance(event, Recorded):
             said.append(("recorded", event.run.run_id))
             rows_then.append({f.stem for f in (store.path / "runs").glob("2*.parquet")})
-        elif isinstance(event, StageBegun) and event.stage == "prepare":
-            said.append(("prepare", event.run_id))
+        elif isinstance(event, StageBegun):
+            said.append((event.stage, event.run_id))
 
     launched = Serial().launch(
         _plans(tiny, ["human", "noop", "human"]), store, keep=False, events=sink
@@ -121,14 +122,11 @@ def test_each_record_is_written_by_a_thread_and_told_as_the_next_pilot_starts(
     assert not launched.faults
     a, b, c = ids = [r.run_id for r in launched.runs]
     assert [r.spec.trial for r in launched.runs] == [1, 2, 3]
-    assert said == [
-        ("prepare", a),
-        ("recorded", a),  # as the next one starts: told before its first stage
-        ("prepare", b),
-        ("recorded", b),
-        ("prepare", c),
-        ("recorded", c),
-    ]
+    assert [i for what, i in said if what == "recorded"] == ids
+    for before, after in ((a, b), (b, c)):
+        told = said.index(("recorded", before))  # at a stage of the next, its checks' at last
+        assert said.index(("cleanup", before)) < told < said.index(("verify", after))
+    assert said[-1] == ("recorded", c)
     assert b in rows_then[0] and c in rows_then[1]  # their `running` rows written first
     rows = benchkit.runs(store.path).sort("trial")
     assert rows.select("run_id", "status").rows() == [(i, "ok") for i in ids]
@@ -209,17 +207,29 @@ def test_a_spare_made_for_another_base_is_stopped_not_waited_for(tmp_path: Path)
 def test_a_matrix_begins_its_first_pilots_trees_as_it_reads_the_store(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
+    """As the matrix is told planned (its store read, its units claimed), the first
+    pilot's trees are being made in a spare folder, which that pilot takes."""
+    seen: list[list[str]] = []
+
+    def sink(event: Event) -> None:
+        if isinstance(event, Planned):
+            deadline = time.monotonic() + PATIENCE_S
+            while not (spares := list(pilots_folder().glob(f"{SPARE}*"))):
+                assert time.monotonic() < deadline, "no spare made as the store was read"
+                time.sleep(0.01)
+            seen.append([p.name for p in spares])
+
     runs = benchkit.pilot(
         str(tiny.bench_dir),
         arm=["noop"],
         trials=2,
         store=tiny.seeded(tmp_path / "store"),
         sandbox="none",
-        keep=True,
+        events=sink,
     )
-    made = (pilots_folder() / runs[0].run_id / "tree" / ".git" / "HEAD").stat().st_mtime
-    assert made < runs[0].started_at.timestamp()
+    assert len(seen) == 1 and len(seen[0]) == 1
     assert [r.status for r in runs] == ["ok", "ok"]
+    assert list(pilots_folder().iterdir()) == []  # taken, then removed with its pilot
 
 
 def _repo(tmp_path: Path) -> Repository:
