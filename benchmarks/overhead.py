@@ -20,15 +20,17 @@ reruns alone, a command arm's steps; bubblewrap's start included), an arm's whol
 here, once warmed). Everything else is benchkit's own work: the interpreter's start
 and the imports, planning, the store's reads, the claims, the worktrees, the
 snapshot of the arm's tree, the reports read, the gate, the score, the record, the
-heartbeats, the cleanup, the printing, the compaction and the exit.
+heartbeats, the cleanup, the printing, the compaction and the exit (a record written
+by a thread of benchkit's beside the next pilot counts as long as that pilot waits
+for it, and on the path where it is written at once: the last pilot's).
 
 The floor, measured in the same run: an interpreter that imports polars and pyarrow
 (the libraries a Parquet store's writer and reader take; a pilot writes and reads its
 store by polars alone, and imports no pyarrow) and exits, timed from outside (the best
 of 7, taken in turns with the command's imports), plus the git commands the batch ran,
 timed inside it: on the pilot's path (the main thread), each one's whole life; in a
-thread of benchkit's (a worktree made while the pilot writes its first row, the clean
-tree while the baseline runs, the next pilot's trees while the checks run), each one's
+thread of benchkit's (the first pilot's trees made while the store is read, the next
+pilot's while the checks run), each one's
 CPU time, which the checks running beside it do not stretch as they stretch its life
 (both are printed; and beside the verdict, the share over a floor of the git commands
 on the path alone, where what benchkit's threads run beside the checks counts nothing,
