@@ -6,13 +6,14 @@ each finished pilot's record (its detail tables, then its `runs` row) to a threa
 once, as the pilot's cleanup begins: the thread writes it while the pilot's folders
 are removed and the next pilot starts. Writing a record holds Python's lock for much
 of its time, so it gets on as the next pilot waits for its commands (git's, the
-checks at base, the arm's); that pilot is not held up for it. Its run is told
-(`Recorded`) at the first of the next pilot's stages to begin once it is written, and
-at the latest as the next pilot's checks begin, or as the launch ends: runs are told
-in the order they ran, and one record at most is held. Its record phase is the time
-the writing took. The last pilot, and one interrupted or failed on a full disk, is
-recorded at once; an interrupt waits until a held record is written. Until its row is
-written, the pilot's heartbeat goes on and its `running` row stands.
+checks at base); that pilot is not held up for it. Its run is told (`Recorded`) at
+the first of the next pilot's stages to begin once it is written, and at the latest as
+the next pilot's arm begins, or as the launch ends: runs are told in the order they
+ran, and one record at most is held. Telling it is no phase of the next pilot's. Its
+record phase is the time from its record stage's start until its tables were
+written. The last pilot, and one interrupted or failed on a full disk, is recorded at
+once; an interrupt waits until a held record is written. Until its run is told, the
+pilot's heartbeat goes on (and until its row is written, its `running` row stands).
 """
 
 from __future__ import annotations
@@ -70,9 +71,13 @@ class Behind:
                 held.then()
             except Exception as exc:
                 self.faults.append(exc)
-            if run is None:
-                return
-            try:
-                self._events(Recorded(run=run))
-            except Exception as exc:  # a sink's fault: the run is recorded all the same
-                self.faults.append(exc)
+            if run is not None:
+                self.tell(run)
+
+    def tell(self, run: Run) -> None:
+        """A recorded run told; a sink's fault kept in `faults` (the run is recorded
+        all the same)."""
+        try:
+            self._events(Recorded(run=run))
+        except Exception as exc:
+            self.faults.append(exc)

@@ -20,6 +20,7 @@ from benchkit.run.pilot import execute_plan, spares_for
 from benchkit.run.plan import Plan
 from benchkit.run.spares import Spares
 from benchkit.store.store import Store
+from benchkit.workspace.signals import deferred_interrupts
 
 
 class LaunchWarning(UserWarning):
@@ -119,8 +120,9 @@ class Serial(Launcher):
                 except Exception as exc:  # recorded as its run's failure
                     done.faults.append(exc)
         finally:
-            behind.settle()  # the last one's
-            self.close()
+            with deferred_interrupts():  # a second Ctrl-C: once the last record is told
+                behind.settle()
+                self.close()
             done.faults.extend(behind.faults)
         done.runs.extend(recorded[r] for r in returned if r in recorded)  # as written
         return done

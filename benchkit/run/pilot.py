@@ -299,9 +299,9 @@ def execute_plan(
     the next pilot's made while its checks run. With `behind` (see
     `benchkit.run.behind`), the record of the pilot before, written by a thread as
     this one starts, is told before the first of this one's stages to begin once it is
-    written, and before its checks; this one's is held in turn (unless it was
-    interrupted, failed on a full disk, or `behind.holds` is False), and what it
-    returns is the run as it is being written, but for its `record` phase: `behind`
+    written, and at the latest as its arm begins; this one's is held in turn (unless
+    it was interrupted, failed on a full disk, or `behind.holds` is False), and what
+    it returns is the run as it is being written, but for its `record` phase: `behind`
     tells it once written.
 
     An interrupt is recorded as `interrupted`, an error of benchkit's own as `failed`
@@ -376,7 +376,8 @@ def execute_plan(
         by now), and the next pilot's trees made by a thread while they run (not while
         its own work does)."""
         if behind is not None:
-            behind.settle()
+            with clock.aside():
+                behind.settle()
         if spares is not None:
             spares.make_next()
 
@@ -392,9 +393,11 @@ def execute_plan(
         events(StageBegun(run_id=run_id, label=label, stage=name, worker=worker))
 
     def stage_after(name: str) -> None:
-        """A stage, told after the record of the pilot before if it is written by now."""
+        """A stage, told after the record of the pilot before if it is written by now,
+        and at the latest as the arm begins; telling it is no phase of this pilot's."""
         if behind is not None:
-            behind.settle(wait=False)
+            with clock.aside():
+                behind.settle(wait=name == "execute")
         stage(name)
 
     try:
@@ -431,7 +434,9 @@ def execute_plan(
                     verify.settled(pilot)
                 for instance in pilot.instances:  # if cleanup failed
                     release(instance.path)
-            if not held:
+            if behind is not None and not held:
+                behind.tell(run)  # a sink's error kept, as for a run it held
+            elif not held:
                 events(Recorded(run=run))
     return run
 
@@ -490,11 +495,12 @@ def _finish(
                 pilot.warnings.append(f"{name} not kept: {no_space(exc)}")
     stage("record")
     pilot.clock.lap("record")
+    since = pilot.clock.mark
     run = redacted(run_record(pilot, coverage, keep), secrets)  # its phases up to here
     if later is None:
-        run = recorded(pilot, run)
+        run = recorded(pilot, run, since)
     else:
-        later(functools.partial(recorded, pilot, run))
+        later(functools.partial(recorded, pilot, run, since))
     pilot.clock.lap("cleanup")
     stage("cleanup")
     with contextlib.suppress(Exception):  # what it raised was said at verify, if it ran

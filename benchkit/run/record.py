@@ -80,6 +80,15 @@ class Clock:
         self.lap(name)
         yield
 
+    @contextmanager
+    def aside(self) -> Iterator[None]:
+        """Time that is no phase's: the block's (another pilot's run told meanwhile)."""
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.mark += time.perf_counter() - began
+
 
 WORKTREE, GIT_DIR, CLEAN_TREE = "tree", "git", "verify"  # in a pilot's folder
 
@@ -257,12 +266,12 @@ def _ungraded(p: Plan) -> SweBenchGrade | None:
     return None if instance is None else SweBenchGrade.of(instance.instance_id, None)
 
 
-def recorded(pilot: PilotState, run: Run) -> Run:
+def recorded(pilot: PilotState, run: Run, since: float) -> Run:
     """The run written whole: its detail tables, then its `runs` row, which holds the
-    time the tables took as its `record` phase. The run as stored."""
-    began = time.perf_counter()
+    time from `since` (the record stage's start, `perf_counter`) until the tables were
+    written as its `record` phase. The run as stored."""
     run = written(pilot, run, last=False)
-    took = round(time.perf_counter() - began, 4)
+    took = round(time.perf_counter() - since, 4)
     return written(pilot, replace(run, phases={**run.phases, "record": took}), last=True)
 
 

@@ -108,7 +108,8 @@ class Spares:
                 discard(spare)
                 raise
 
-        self._spare = _Spare(repo, spare, self._executor.submit(made), making)
+        with deferred_interrupts():  # begun and known (to `drop`), or neither
+            self._spare = _Spare(repo, spare, self._executor.submit(made), making)
 
     def drop(self) -> None:
         """What is being made, stopped and waited for; what was made, discarded

@@ -124,8 +124,8 @@ def test_each_record_is_written_by_a_thread_and_told_as_the_next_pilot_goes_on(
     assert [r.spec.trial for r in launched.runs] == [1, 2, 3]
     assert [i for what, i in said if what == "recorded"] == ids
     for before, after in ((a, b), (b, c)):
-        told = said.index(("recorded", before))  # at a stage of the next, its checks' at last
-        assert said.index(("cleanup", before)) < told < said.index(("verify", after))
+        told = said.index(("recorded", before))  # at a stage of the next, its arm's at last
+        assert said.index(("cleanup", before)) < told < said.index(("execute", after))
     assert said[-1] == ("recorded", c)
     assert b in rows_then[0] and c in rows_then[1]  # their `running` rows written first
     rows = benchkit.runs(store.path).sort("trial")
@@ -142,8 +142,9 @@ def test_each_record_is_written_by_a_thread_and_told_as_the_next_pilot_goes_on(
     assert not list((store.path / "heartbeats").glob("*.json"))  # each stopped once written
 
 
-def test_a_sink_that_fails_on_a_run_written_behind_loses_no_run(
-    tiny: TinyRepo, tmp_path: Path
+@pytest.mark.parametrize("failing", [1, 2])  # a run written behind, the last at once
+def test_a_sink_that_fails_on_a_run_loses_no_run(
+    tiny: TinyRepo, tmp_path: Path, failing: int
 ) -> None:
     store = Store(tiny.seeded(tmp_path / "store"))
     told: list[int] = []
@@ -151,13 +152,36 @@ def test_a_sink_that_fails_on_a_run_written_behind_loses_no_run(
     def sink(event: Event) -> None:
         if isinstance(event, Recorded):
             told.append(event.run.spec.trial)
-            if event.run.spec.trial == 1:
+            if event.run.spec.trial == failing:
                 raise RuntimeError("the sink's own fault")
 
     launched = Serial().launch(_plans(tiny, ["noop", "noop"]), store, keep=False, events=sink)
     assert [str(f) for f in launched.faults] == ["the sink's own fault"]
     assert told == [1, 2] and [r.spec.trial for r in launched.runs] == [1, 2]
     assert benchkit.runs(store.path)["status"].to_list() == ["ok", "ok"]
+
+
+def test_telling_a_run_is_no_phase_of_the_next_pilots(tiny: TinyRepo, tmp_path: Path) -> None:
+    """A sink that takes its time over the first run (told during the second pilot):
+    the second pilot's phases, and its wall time, leave that time out."""
+    store = Store(tiny.seeded(tmp_path / "store"))
+    slept: list[float] = []
+    told_at: dict[int, float] = {}
+
+    def sink(event: Event) -> None:
+        if isinstance(event, Recorded):
+            if event.run.spec.trial == 1:
+                began = time.monotonic()
+                time.sleep(1.0)
+                slept.append(time.monotonic() - began)
+            told_at[event.run.spec.trial] = time.time()
+
+    launched = Serial().launch(_plans(tiny, ["noop", "noop"]), store, keep=False, events=sink)
+    assert not launched.faults
+    second = launched.runs[1]
+    elapsed = told_at[2] - second.started_at.timestamp()  # its start until it was told
+    assert second.wall_s < elapsed - 0.9 * slept[0]
+    assert second.wall_s == pytest.approx(sum(second.phases.values()))
 
 
 def test_a_record_that_cannot_be_written_is_a_fault_and_the_others_go_on(
