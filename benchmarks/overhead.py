@@ -30,9 +30,9 @@ store by polars alone, and imports no pyarrow) and exits, timed from outside (th
 of 7, taken in turns with the command's imports), plus the git commands the batch ran,
 timed inside it: on the pilot's path (the main thread), each one's whole life; in a
 thread of benchkit's (the first pilot's trees made while the store is read, the next
-pilot's while the checks run), each one's
-CPU time, which the checks running beside it do not stretch as they stretch its life
-(both are printed; and beside the verdict, the share over a floor of the git commands
+pilot's while the checks run), each one's CPU time, which the checks running beside it
+do not stretch as they stretch its life (both are printed; and beside the verdict, the
+share over a floor of the git commands
 on the path alone, where what benchkit's threads run beside the checks counts nothing,
 as it costs the path nothing). What a Python tool that records runs and makes
 worktrees cannot go under. Targets: benchkit's own share of the demo batch at most 1

@@ -371,13 +371,18 @@ def execute_plan(
     assert heart is not None  # an interrupt waits for the block's end (deferred_interrupts)
     worker = f"{owner.host}:{owner.pid}"
 
+    def told_before(*, wait: bool) -> None:
+        """The record of the pilot before told if it is written (with `wait`, once it
+        is): no phase of this pilot's."""
+        if behind is not None:
+            with clock.aside():
+                behind.settle(wait=wait)
+
     def meanwhile() -> None:
         """As this pilot's checks begin: the record of the pilot before told (written
         by now), and the next pilot's trees made by a thread while they run (not while
         its own work does)."""
-        if behind is not None:
-            with clock.aside():
-                behind.settle()
+        told_before(wait=True)
         if spares is not None:
             spares.make_next()
 
@@ -394,10 +399,8 @@ def execute_plan(
 
     def stage_after(name: str) -> None:
         """A stage, told after the record of the pilot before if it is written by now,
-        and at the latest as the arm begins; telling it is no phase of this pilot's."""
-        if behind is not None:
-            with clock.aside():
-                behind.settle(wait=name == "execute")
+        and at the latest as the arm begins."""
+        told_before(wait=name == "execute")
         stage(name)
 
     try:
@@ -423,8 +426,7 @@ def execute_plan(
                 if ended_well:
                     with contextlib.suppress(Exception):  # a spare is never worth a record
                         meanwhile()  # where the checks did not run: now
-                if behind is not None:
-                    behind.settle()  # not told yet (this one ended before its checks)
+                told_before(wait=True)  # not told yet (this one ended before its checks)
                 later = hold if behind is not None and behind.holds and ended_well else None
                 run = _finish(pilot, keep, stage, later)
             finally:
@@ -435,7 +437,7 @@ def execute_plan(
                 for instance in pilot.instances:  # if cleanup failed
                     release(instance.path)
             if behind is not None and not held:
-                behind.tell(run)  # a sink's error kept, as for a run it held
+                behind.tell(run)  # a sink's error kept, as for a run it holds
             elif not held:
                 events(Recorded(run=run))
     return run
