@@ -14,6 +14,11 @@ record phase is the time from its record stage's start until its tables were
 written. The last pilot, and one interrupted or failed on a full disk, is recorded at
 once; an interrupt waits until a held record is written. Until its run is told, the
 pilot's heartbeat goes on (and until its row is written, its `running` row stands).
+
+Each pilot's `running` row is written by the thread too, after the record of the pilot
+before it: the pilot waits for it as its arm begins (what writing it raised, a full
+store say, fails the pilot there, before its arm costs anything) and before its own
+record is written (never under it).
 """
 
 from __future__ import annotations
@@ -52,6 +57,12 @@ class Behind:
         if self._held is not None:
             raise RuntimeError("a record is held already: settle it first")
         self._held = _Held(writing=_WRITER.submit(write), then=then)
+
+    def first(self, write: Callable[[], None]) -> Future[None]:
+        """A pilot's `running` row, begun by the thread after the record held (so that
+        it is written after the record of the pilot before): waited for before its arm
+        begins, and before its own record is written."""
+        return _WRITER.submit(write)
 
     def settle(self, *, wait: bool = True) -> None:
         """The held record written (but for `wait`, only one written already) and its

@@ -57,7 +57,7 @@ from benchkit.run.scoring import (
     tampering,
     with_secret,
 )
-from benchkit.run.spares import Spares, sweep_spares
+from benchkit.run.spares import Spares, Taken, sweep_spares
 from benchkit.store.heartbeat import Beat, Heartbeat
 from benchkit.store.store import Store
 from benchkit.workspace.cache import cache_dir, discard
@@ -104,7 +104,8 @@ def _run_stages(
         pilot.made_ahead.result()  # what making them raised, raised here
         pilot.sandbox.make()
         names = p.arm.secret_names() if isinstance(p.arm, Secretive) else []
-        (pilot.folder / SECRETS).write_text("".join(f"{n}\n" for n in names))
+        if names:  # for `recover` (none: no file)
+            (pilot.folder / SECRETS).write_text("".join(f"{n}\n" for n in names))
     try:
         stage("environment")
         with clock.stage("environment"):
@@ -195,17 +196,24 @@ def _run_stages(
 _MAKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-worktree")
 
 
-def _made_ahead(pilot: PilotState) -> Future[None]:
+def _made_ahead(pilot: PilotState, taken: Taken | None) -> Future[None]:
     """The pilot's worktree and benchkit's own git folder beside it, made by a thread
     from the pilot's start (git's `checkout`, mostly), while its first beat and its
     `running` row are written; `prepare` waits for them. An interrupted pilot stops
     the checkout (`pilot.making`) and waits for the thread before its folder goes.
-    Made already when the pilot took a spare's (see `benchkit.run.spares`)."""
-    if pilot.spared:
-        made: Future[None] = Future()
-        made.set_result(None)
-        return made
-    return _MAKER.submit(_trees, pilot.plan.repository, pilot.folder, pilot.making, clean=False)
+    Made already when the pilot `taken` a spare's (see `benchkit.run.spares`): the
+    thread moves them to its folder once they are made, the clean tree's too."""
+    repo, folder = pilot.plan.repository, pilot.folder
+
+    def made() -> None:
+        if taken is not None:
+            if taken.moved.result():
+                pilot.spared = True
+                return
+            folder.mkdir(parents=True)  # the spare could not be made: the pilot's own
+        _trees(repo, folder, pilot.making, clean=False)
+
+    return _MAKER.submit(made)
 
 
 def _trees(repo: Repository, folder: Path, making: Stoppable, *, clean: bool = True) -> None:
@@ -311,8 +319,8 @@ def execute_plan(
     started_at = datetime.now(UTC)
     run_id = new_run_id(started_at)
     folder = pilots_folder() / run_id
-    spared = spares is not None and spares.take(p.repository, folder)
-    if not spared:
+    taken = spares.take(p.repository, folder) if spares is not None else None
+    if taken is None:
         folder.mkdir(parents=True)
     pilot = PilotState(
         plan=p,
@@ -328,7 +336,7 @@ def execute_plan(
             pid=os.getpid(), host=socket.gethostname(), process_start=process_start(os.getpid())
         ),
         status="running",
-        spared=spared,
+        making=taken.making if taken is not None else Stoppable(),
     )
     owner = pilot.owner
     started = started_at.isoformat()
@@ -336,7 +344,7 @@ def execute_plan(
     label = f"{p.bench.name} {p.spec.arm}{model} #{p.spec.trial}"
     early: KeyboardInterrupt | None = None  # an interrupt during the start: recorded below
     heart: Heartbeat | None = None
-    made = pilot.made_ahead = _made_ahead(pilot)
+    made = pilot.made_ahead = _made_ahead(pilot, taken)
     try:
         with deferred_interrupts():  # the first beat before the row: never running unbeaten
             pilot.logs.mkdir(parents=True, exist_ok=True)
@@ -352,7 +360,11 @@ def execute_plan(
                     matrix=matrix,
                 ),
             )
-            store.record_row(run_record(pilot, None, keep))
+            row = run_record(pilot, None, keep)
+            if behind is None:
+                store.record_row(row)
+            else:  # by the thread, after the record of the pilot before: before the arm
+                pilot.running_row = behind.first(functools.partial(store.record_row, row))
     except KeyboardInterrupt as exc:
         early = exc
     except BaseException as exc:  # a full store (or a fault): nothing of the run is left
@@ -399,8 +411,11 @@ def execute_plan(
 
     def stage_after(name: str) -> None:
         """A stage, told after the record of the pilot before if it is written by now,
-        and at the latest as the arm begins."""
+        and at the latest as the arm begins, once this pilot's `running` row is written
+        (what writing it raised, raised here: the pilot fails before its arm)."""
         told_before(wait=name == "execute")
+        if name == "execute" and pilot.running_row is not None:
+            pilot.running_row.result()
         stage(name)
 
     try:
@@ -495,6 +510,8 @@ def _finish(
                     raise
                 (pilot.artifacts / name).unlink(missing_ok=True)
                 pilot.warnings.append(f"{name} not kept: {no_space(exc)}")
+    if pilot.running_row is not None:
+        wait([pilot.running_row])  # never written over this record (a thread's write)
     stage("record")
     pilot.clock.lap("record")
     since = pilot.clock.mark

@@ -118,10 +118,11 @@ class PilotState:
     environment: Environment | None = None
     instance: Instance | None = None  # the arm's
     checked: Instance | None = None  # the clean tree's (see `benchkit.run.verify`)
+    running_row: Future[None] | None = None  # its `running` row, being written by a thread
     made_ahead: Future[None] | None = None  # the worktree and its reader, being made
     checked_ahead: Future[Instance] | None = None  # the clean tree's, being made
     making: Stoppable = field(default_factory=Stoppable)  # their git commands, in threads
-    spared: bool = False  # its trees (the clean tree's too) made before it started
+    spared: bool = False  # its trees (the clean tree's too) made as a spare (set by the thread)
     arm_change: Ahead | None = None  # the arm's tree and its diff, parsed ahead
     arm_patch: PatchAhead | None = None  # and its patch, read ahead
     resolved: bool | None = None
@@ -138,6 +139,11 @@ class PilotState:
     @property
     def logs(self) -> Path:
         return self.artifacts / "logs"
+
+    def row_stands(self) -> bool:
+        """Whether its `running` row was written (by now, once its thread is done)."""
+        row = self.running_row
+        return row is None or (row.done() and row.exception() is None)
 
     @property
     def worktree(self) -> Path:
@@ -294,14 +300,18 @@ def written(pilot: PilotState, run: Run, *, last: bool) -> Run:
         try:
             write(run)
         except OSError as again:
-            store.forget_details(run.run_id)  # its `running` row alone stays
+            store.forget_details(run.run_id)  # its `running` row alone stays, if written
             if again.errno not in FULL:
                 raise
+            kept = (
+                "only its `running` row is kept, and it reads as crashed once there is room"
+                if pilot.row_stands()
+                else "nothing of it was written"
+            )
             raise StoreError(
                 store.path,
                 "",
-                f"cannot record run {run.run_id}: no space left, even with {gone} removed; "
-                "only its `running` row is kept, and it reads as crashed once there is room",
+                f"cannot record run {run.run_id}: no space left, even with {gone} removed; {kept}",
             ) from None
     return run
 

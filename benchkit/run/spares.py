@@ -6,9 +6,12 @@ one's trees at its base in a spare folder beside the pilots' folders: its worktr
 benchkit's own git folder and the clean tree (see `benchkit.run.verify`). As the next
 pilot starts, the spare folder becomes its folder by one rename (a repository of
 benchkit's own moves with its folder: it borrows the mirror's objects by an absolute
-path, and git's index holds no path of the folder's). The first pilot, and a pilot
-whose spare could not be made, makes its own trees as it starts. A spare folder that a
-killed benchkit left is discarded by the next serial launch on the machine.
+path, and git's index holds no path of the folder's), which the thread makes once the
+trees are made: the pilot waits for them only as it needs them, at `prepare`, and an
+interrupted pilot stops their checkout as its own. The first pilot's are begun as the
+store is read. A pilot whose spare could not be made makes its own trees as it
+starts. A spare folder that a killed benchkit left is discarded by the next serial
+launch on the machine.
 """
 
 from __future__ import annotations
@@ -42,6 +45,13 @@ class _Spare(NamedTuple):
     making: Stoppable  # its commands, to stop
 
 
+class Taken(NamedTuple):
+    """A pilot's spare, being moved to its folder by the thread once it is made."""
+
+    moved: Future[bool]  # True once in the folder; False: it could not be made, or moved
+    making: Stoppable  # its commands: the pilot's own from now, to stop as it is
+
+
 class Spares:
     """The trees of the pilots to come, in the order they run (their repositories),
     each made by `trees` in a spare folder of `folder` by the `executor`'s thread. Each
@@ -66,29 +76,33 @@ class Spares:
         it is of its repository, and else discards it."""
         self._coming = deque(coming)
 
-    def take(self, repo: Repository, folder: Path) -> bool:
-        """The trees made for this pilot (of `repo`), now in `folder` (which does not
-        exist yet); False when none were made for it, or could not be (then the pilot
-        makes its own). Waits for them if they are still being made."""
+    def take(self, repo: Repository, folder: Path) -> Taken | None:
+        """The trees made for this pilot (of `repo`), moved to `folder` (which does not
+        exist yet) by the thread once they are made, without waiting for them here;
+        None when none are made for it (the pilot makes its own). A spare made for
+        another base is stopped and discarded by the thread."""
         if self._coming:
             self._coming.popleft()  # this pilot's
         if self._spare is None:
-            return False
+            return None
         made_for, spare, made, making = self._spare
         same = (made_for.mirror, made_for.base_sha) == (repo.mirror, repo.base_sha)
         if not same:
             making.stop()  # not this pilot's: not waited for
-        wait([made])  # interrupted meanwhile, `drop` stops it and discards it
-        with deferred_interrupts():  # taken or discarded, whatever comes meanwhile
-            taken = False
+
+        def moved() -> bool:
+            wait([made])
             if same and made.exception() is None:
                 with contextlib.suppress(OSError):
                     os.rename(spare, folder)
-                    taken = True
-            if not taken:
-                discard(spare)
+                    return True
+            discard(spare)
+            return False
+
+        with deferred_interrupts():  # handed on, or still known (to `drop`)
+            moving = self._executor.submit(moved)
             self._spare = None
-        return taken
+        return Taken(moving, making) if same else None
 
     def make_next(self) -> None:
         """The next pilot's trees, made in a spare folder by the thread, after what

@@ -4,9 +4,9 @@ runs them (`benchkit.run.behind`)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -18,7 +18,9 @@ import polars as pl
 import pytest
 
 import benchkit
+from benchkit.errors import StoreError
 from benchkit.records import PilotSpec
+from benchkit.run.behind import Behind
 from benchkit.run.events import Event, Planned, Recorded, StageBegun, ignore
 from benchkit.run.launcher import Serial
 from benchkit.run.pilot import pilots_folder
@@ -101,20 +103,22 @@ def _cleanup_said(store: Path, run_id: str) -> str:
 def test_each_record_is_written_by_a_thread_and_told_as_the_next_pilot_goes_on(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
-    """A run's record is written beside its cleanup, and told once the next pilot has
-    written its `running` row, before that pilot's checks; the last pilot's at once.
-    Each run's phases still sum to its wall time, its record phase the writing's own
-    time."""
+    """A run's record is written beside its cleanup, and told at a stage of the next
+    pilot, at the latest as its arm begins; the last pilot's at once. Each pilot's
+    `running` row, written by the thread after the record before it, stands as its arm
+    begins. Each run's phases still sum to its wall time, its record phase the
+    writing's own time."""
     store = Store(tiny.seeded(tmp_path / "store"))
     said: list[tuple[str, str]] = []  # (stage or "recorded", run id), in the order told
-    rows_then: list[set[str]] = []  # the runs files as each run was told
+    rows_then: list[set[str]] = []  # the runs files as each arm began
 
     def sink(event: Event) -> None:
         if isinstance(event, Recorded):
             said.append(("recorded", event.run.run_id))
-            rows_then.append({f.stem for f in (store.path / "runs").glob("2*.parquet")})
         elif isinstance(event, StageBegun):
             said.append((event.stage, event.run_id))
+            if event.stage == "execute":
+                rows_then.append({f.stem for f in (store.path / "runs").glob("2*.parquet")})
 
     launched = Serial().launch(
         _plans(tiny, ["human", "noop", "human"]), store, keep=False, events=sink
@@ -127,7 +131,7 @@ def test_each_record_is_written_by_a_thread_and_told_as_the_next_pilot_goes_on(
         told = said.index(("recorded", before))  # at a stage of the next, its arm's at last
         assert said.index(("cleanup", before)) < told < said.index(("execute", after))
     assert said[-1] == ("recorded", c)
-    assert b in rows_then[0] and c in rows_then[1]  # their `running` rows written first
+    assert a in rows_then[0] and b in rows_then[1] and c in rows_then[2]  # `running`
     rows = benchkit.runs(store.path).sort("trial")
     assert rows.select("run_id", "status").rows() == [(i, "ok") for i in ids]
     for held in (a, b):
@@ -218,12 +222,80 @@ def test_a_record_that_cannot_be_written_is_a_fault_and_the_others_go_on(
     assert not list((store.path / "heartbeats").glob("*.json"))
 
 
+@pytest.mark.parametrize("room", [True, False], ids=["room made", "still full"])
+def test_a_store_full_as_a_pilot_starts_fails_it_before_its_arm(
+    tiny: TinyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, room: bool
+) -> None:
+    """The first pilot's `running` row, written by the thread, finds the store full: the
+    pilot stops before its arm. Its record is written once its logs make room; else
+    nothing of it is, and it is a fault. The others go on."""
+    store = Store(tiny.seeded(tmp_path / "store"))
+    record_row = Store.record_row
+
+    def full(self: Store, run: benchkit.Run) -> None:
+        if run.spec.trial == 1 and (run.status == "running" or not room):
+            raise OSError(errno.ENOSPC, "No space left on device", str(self.path / "runs"))
+        record_row(self, run)
+
+    monkeypatch.setattr(Store, "record_row", full)
+    stages: list[tuple[str, str]] = []
+
+    def sink(event: Event) -> None:
+        if isinstance(event, StageBegun):
+            stages.append((event.run_id, event.stage))
+
+    launched = Serial().launch(_plans(tiny, ["human", "noop"]), store, keep=False, events=sink)
+    first = stages[0][0]
+    assert (first, "execute") not in stages and (first, "score") in stages
+    rows = benchkit.runs(store.path).sort("trial")
+    if room:
+        assert not launched.faults
+        assert rows.select("trial", "status", "failure_kind").rows() == [
+            (1, "failed", "disk"),
+            (2, "ok", None),
+        ]
+        assert rows["execute_s"][0] is None  # its arm never ran
+    else:
+        [fault] = launched.faults
+        assert isinstance(fault, StoreError) and "nothing of it was written" in str(fault)
+        assert rows.select("trial", "status").rows() == [(2, "ok")]
+    assert [r.spec.trial for r in launched.runs] == ([1, 2] if room else [2])
+    assert list(pilots_folder().iterdir()) == []
+
+
+def test_a_pilot_interrupted_before_its_running_row_is_written_is_recorded_over_it(
+    tiny: TinyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The thread writes the `running` row slowly; the pilot is interrupted at its first
+    stage: its record is written once the row is, never under it."""
+    store = Store(tiny.seeded(tmp_path / "store"))
+    record_row = Store.record_row
+
+    def slow(self: Store, run: benchkit.Run) -> None:
+        if run.status == "running":
+            time.sleep(0.5)
+        record_row(self, run)
+
+    monkeypatch.setattr(Store, "record_row", slow)
+
+    def sink(event: Event) -> None:
+        if isinstance(event, StageBegun) and event.stage == "prepare":
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        Serial().launch(_plans(tiny, ["noop", "noop"]), store, keep=False, events=sink)
+    Behind(ignore).first(lambda: None).result()  # whatever the thread had to write, written
+    assert benchkit.runs(store.path).select("trial", "status").rows() == [(1, "interrupted")]
+
+
 def test_a_spare_made_for_another_base_is_stopped_not_waited_for(tmp_path: Path) -> None:
     with ThreadPoolExecutor(1) as executor:
         spares, ended = _being_made(tmp_path, executor)
         other = replace(_repo(tmp_path), base_sha="b" * 40)
-        assert not spares.take(other, tmp_path / "pilots" / "2")
-        assert ended == ["stopped"]  # its checkout stopped: the pilot made its own at once
+        assert spares.take(other, tmp_path / "pilots" / "2") is None  # the pilot makes its own
+        discarded = executor.submit(lambda: None)  # after the thread discarded it
+        assert discarded.result(timeout=PATIENCE_S / 2) is None  # not once the sleep ended
+    assert ended == ["stopped"]  # its checkout stopped
     trash_emptied()
     assert list((tmp_path / "pilots").iterdir()) == []
 
@@ -279,19 +351,21 @@ def test_a_spare_for_another_base_or_one_that_failed_is_not_taken(tmp_path: Path
         spares = Spares(
             [a, b, a], trees=_trees(made), folder=tmp_path / "pilots", executor=executor
         )
-        assert not spares.take(a, tmp_path / "pilots" / "1")  # the first: none made
+        assert spares.take(a, tmp_path / "pilots" / "1") is None  # the first: none made
         spares.make_next()  # for b
-        assert not spares.take(a, tmp_path / "pilots" / "2")  # made for b: not a's
+        assert spares.take(a, tmp_path / "pilots" / "2") is None  # made for b: not a's
         spares.make_next()  # for a
-        assert spares.take(a, tmp_path / "pilots" / "3")
+        taken = spares.take(a, tmp_path / "pilots" / "3")
+        assert taken is not None and taken.moved.result()
         assert (tmp_path / "pilots" / "3" / "tree").is_dir()
         spares.drop()
         failing = Spares(
             [a, a], trees=_trees(made, fails=True), folder=tmp_path / "pilots", executor=executor
         )
-        assert not failing.take(a, tmp_path / "pilots" / "4")
+        assert failing.take(a, tmp_path / "pilots" / "4") is None
         failing.make_next()
-        assert not failing.take(a, tmp_path / "pilots" / "4")
+        taken = failing.take(a, tmp_path / "pilots" / "4")
+        assert taken is not None and not taken.moved.result()  # the pilot makes its own
     assert made == ["b" * 40, "a" * 40, "a" * 40]
     trash_emptied()
     assert sorted(p.name for p in (tmp_path / "pilots").iterdir()) == ["3"]
@@ -330,19 +404,17 @@ def test_a_spare_being_made_is_stopped_and_discarded_by_drop(tmp_path: Path) -> 
     assert list((tmp_path / "pilots").iterdir()) == []
 
 
-def test_an_interrupt_while_a_pilot_waits_for_its_spare_leaves_it_to_drop(
-    tmp_path: Path,
-) -> None:
+def test_a_spare_taken_while_it_is_made_is_stopped_with_its_pilot(tmp_path: Path) -> None:
+    """A pilot takes its spare without waiting for it; interrupted, it stops the spare's
+    checkout as its own (`Taken.making`): the spare is then discarded, not moved."""
     with ThreadPoolExecutor(1) as executor:
         spares, ended = _being_made(tmp_path, executor)
-        main = threading.main_thread().ident or 0
-        timer = threading.Timer(0.2, signal.pthread_kill, (main, signal.SIGINT))  # Ctrl-C
-        timer.start()
-        with pytest.raises(KeyboardInterrupt):
-            spares.take(_repo(tmp_path), tmp_path / "pilots" / "2")
-        timer.join()
-        spares.drop()  # as the launcher does, as the interrupt passes
-        assert ended == ["stopped"]  # at once: its checkout stopped, not waited for
+        taken = spares.take(_repo(tmp_path), tmp_path / "pilots" / "2")
+        assert taken is not None and not taken.moved.done()  # taken, not waited for
+        taken.making.stop()  # as the interrupted pilot does
+        assert not taken.moved.result(timeout=PATIENCE_S / 2)  # not once the sleep ended
+        spares.drop()  # as the launcher does, as the interrupt passes: nothing left to it
+    assert ended == ["stopped"]
     trash_emptied()
     assert list((tmp_path / "pilots").iterdir()) == []
 
