@@ -15,10 +15,11 @@ written. The last pilot, and one interrupted or failed on a full disk, is record
 once; an interrupt waits until a held record is written. Until its run is told, the
 pilot's heartbeat goes on (and until its row is written, its `running` row stands).
 
-Each pilot's `running` row is written by the thread too, after the record of the pilot
-before it: the pilot waits for it as its arm begins (what writing it raised, a full
-store say, fails the pilot there, before its arm costs anything) and before its own
-record is written (never under it).
+Each pilot's `running` row is written by a thread of its own, beside the record of the
+pilot before it, from the pilot's start: the pilot waits for it as its first command
+of the bench's begins (its `environment` stage: what writing it raised, a full store
+say, fails the pilot there, before its environment, its checks at base or its arm
+cost anything) and before its own record is written (never under it).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from benchkit.run.events import Recorded, Sink
 from benchkit.workspace.signals import deferred_interrupts
 
 _WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-record")
+_ROWS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-running-row")
 
 
 @dataclass(frozen=True)
@@ -59,10 +61,11 @@ class Behind:
         self._held = _Held(writing=_WRITER.submit(write), then=then)
 
     def first(self, write: Callable[[], None]) -> Future[None]:
-        """A pilot's `running` row, begun by the thread after the record held (so that
-        it is written after the record of the pilot before): waited for before its arm
-        begins, and before its own record is written."""
-        return _WRITER.submit(write)
+        """A pilot's `running` row, begun now by a thread of its own (not after the
+        record held: it is written within milliseconds of the pilot's start). The
+        pilot waits for it as its environment stage begins, and before its own record
+        is written."""
+        return _ROWS.submit(write)
 
     def settle(self, *, wait: bool = True) -> None:
         """The held record written (but for `wait`, only one written already) and its

@@ -35,7 +35,6 @@ from benchkit.run.sets import Needed, changed, fresh_name, needed
 from benchkit.store.query import pick_runs
 from benchkit.store.store import Store
 from benchkit.workspace.cache import empty_trash, trash_emptied
-from benchkit.workspace.processes import long_lived
 
 
 def _each(value: str | Path | Sequence[str | Path]) -> list[str]:
@@ -137,7 +136,6 @@ def run_pilots(
     try:
         chosen.start(len(specs))  # workers start first and import benchkit while this plans
         plans = plan(specs, refresh_baseline=refresh_baseline, sandbox=sandbox)
-        long_lived()  # what a pilot needs is imported: frozen, in a command
         chosen.check()
         chosen.planned(plans)  # its first pilot's trees, say, begun while the store is read
         folder.make()  # every input checked: the store may be made

@@ -319,9 +319,6 @@ def execute_plan(
     started_at = datetime.now(UTC)
     run_id = new_run_id(started_at)
     folder = pilots_folder() / run_id
-    taken = spares.take(p.repository, folder) if spares is not None else None
-    if taken is None:
-        folder.mkdir(parents=True)
     pilot = PilotState(
         plan=p,
         run_id=run_id,
@@ -336,7 +333,6 @@ def execute_plan(
             pid=os.getpid(), host=socket.gethostname(), process_start=process_start(os.getpid())
         ),
         status="running",
-        making=taken.making if taken is not None else Stoppable(),
     )
     owner = pilot.owner
     started = started_at.isoformat()
@@ -344,9 +340,14 @@ def execute_plan(
     label = f"{p.bench.name} {p.spec.arm}{model} #{p.spec.trial}"
     early: KeyboardInterrupt | None = None  # an interrupt during the start: recorded below
     heart: Heartbeat | None = None
-    made = pilot.made_ahead = _made_ahead(pilot, taken)
     try:
-        with deferred_interrupts():  # the first beat before the row: never running unbeaten
+        with deferred_interrupts():  # its trees begun, then the first beat before the row
+            taken = spares.take(p.repository, folder) if spares is not None else None
+            if taken is None:
+                folder.mkdir(parents=True)
+            else:
+                pilot.making = taken.making  # its spare's commands: the pilot's own now
+            pilot.made_ahead = _made_ahead(pilot, taken)
             pilot.logs.mkdir(parents=True, exist_ok=True)
             heart = store.heartbeat(
                 Beat(
@@ -363,7 +364,7 @@ def execute_plan(
             row = run_record(pilot, None, keep)
             if behind is None:
                 store.record_row(row)
-            else:  # by the thread, after the record of the pilot before: before the arm
+            else:  # by a thread, beside the record of the pilot before
                 pilot.running_row = behind.first(functools.partial(store.record_row, row))
     except KeyboardInterrupt as exc:
         early = exc
@@ -373,7 +374,8 @@ def execute_plan(
             if heart is not None:
                 heart.stop()
             shutil.rmtree(pilot.artifacts, ignore_errors=True)
-            wait([made])  # no git process writes in the folder as it goes
+            if pilot.made_ahead is not None:
+                wait([pilot.made_ahead])  # no git process writes in the folder as it goes
             discard(folder)
         if not isinstance(exc, OSError) or exc.errno not in FULL:
             raise
@@ -411,10 +413,11 @@ def execute_plan(
 
     def stage_after(name: str) -> None:
         """A stage, told after the record of the pilot before if it is written by now,
-        and at the latest as the arm begins, once this pilot's `running` row is written
-        (what writing it raised, raised here: the pilot fails before its arm)."""
+        and at the latest as the arm begins; from `environment` on (the first of the
+        bench's commands), once this pilot's `running` row is written: what writing it
+        raised, raised there (the pilot fails before its environment costs anything)."""
         told_before(wait=name == "execute")
-        if name == "execute" and pilot.running_row is not None:
+        if name == "environment" and pilot.running_row is not None:
             pilot.running_row.result()
         stage(name)
 

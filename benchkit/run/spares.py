@@ -80,7 +80,9 @@ class Spares:
         """The trees made for this pilot (of `repo`), moved to `folder` (which does not
         exist yet) by the thread once they are made, without waiting for them here;
         None when none are made for it (the pilot makes its own). A spare made for
-        another base is stopped and discarded by the thread."""
+        another base is stopped and discarded by the thread. The caller takes it under
+        `deferred_interrupts` (as `execute_plan` does), so that what is handed on is
+        its own before an interrupt comes."""
         if self._coming:
             self._coming.popleft()  # this pilot's
         if self._spare is None:
@@ -99,7 +101,7 @@ class Spares:
             discard(spare)
             return False
 
-        with deferred_interrupts():  # handed on, or still known (to `drop`)
+        with deferred_interrupts():  # the spare handed on, or still known (to `drop`)
             moving = self._executor.submit(moved)
             self._spare = None
         return Taken(moving, making) if same else None

@@ -16,7 +16,7 @@ from benchkit.run.launcher import Launched, Launcher, Serial
 from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import Plan
 from benchkit.store.store import Store
-from benchkit.workspace.processes import exits_quickly, long_lived
+from benchkit.workspace.processes import exits_quickly
 from benchkit.workspace.signals import Terminated, terminated, worker_started
 
 if TYPE_CHECKING:  # multiprocessing's modules are loaded when a pool starts, not before
@@ -32,7 +32,6 @@ _PARENT: list[int] = []  # in a worker process: the benchkit that started it
 def _worker_started(told: multiprocessing.Queue[Event]) -> None:
     worker_started()
     exits_quickly()
-    long_lived()  # benchkit's modules are imported (by the pool, as it started this)
     _EVENTS[:] = [told.put]
     _PARENT[:] = [os.getppid()]
 

@@ -174,24 +174,6 @@ def collects_rarely() -> None:
     gc.set_threshold(young, middle, FULL_PASS_EVERY)
 
 
-class _Ending:
-    quick = False  # this process ends as `exits_quickly` says
-    frozen = False  # what lived as its pilots first ran: frozen (`long_lived`)
-
-
-def long_lived() -> None:
-    """In a process that exits quickly (a benchkit command, a worker of its), as its
-    pilots are first about to run: what lives now (what its imports made, mostly:
-    modules, classes, functions) lives until its end, and is frozen now (`gc.freeze`),
-    so that no collection passes over it again, the one at its exit included (10 ms
-    there, a command's 50,000 objects; what its pilots make is collected as ever).
-    Once a process. Elsewhere (a notebook's process, whose objects come and go):
-    nothing."""
-    if _Ending.quick and not _Ending.frozen:
-        _Ending.frozen = True
-        gc.freeze()
-
-
 @cache
 def exits_quickly() -> None:
     """This process (a benchkit command, a worker of its) ends without walking every
@@ -201,7 +183,6 @@ def exits_quickly() -> None:
     frozen (`gc.freeze`), so the interpreter's last collections pass over it. Objects
     are still released, files closed. 0.03 to 0.05 CPU-s of every command's end. Once
     a process, however often asked (the command group called in-process)."""
-    _Ending.quick = True
     atexit.register(_frozen)
 
 

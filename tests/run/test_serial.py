@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -25,7 +26,7 @@ from benchkit.run.events import Event, Planned, Recorded, StageBegun, ignore
 from benchkit.run.launcher import Serial
 from benchkit.run.pilot import pilots_folder
 from benchkit.run.plan import plan
-from benchkit.run.spares import SPARE, Spares, sweep_spares
+from benchkit.run.spares import SPARE, Spares, Taken, sweep_spares
 from benchkit.store.store import Store
 from benchkit.workspace.cache import trash_emptied
 from benchkit.workspace.proc import ProcError, Stoppable, capture
@@ -104,21 +105,16 @@ def test_each_record_is_written_by_a_thread_and_told_as_the_next_pilot_goes_on(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
     """A run's record is written beside its cleanup, and told at a stage of the next
-    pilot, at the latest as its arm begins; the last pilot's at once. Each pilot's
-    `running` row, written by the thread after the record before it, stands as its arm
-    begins. Each run's phases still sum to its wall time, its record phase the
-    writing's own time."""
+    pilot, at the latest as its arm begins; the last pilot's at once. Each run's phases
+    still sum to its wall time, its record phase the writing's own time."""
     store = Store(tiny.seeded(tmp_path / "store"))
     said: list[tuple[str, str]] = []  # (stage or "recorded", run id), in the order told
-    rows_then: list[set[str]] = []  # the runs files as each arm began
 
     def sink(event: Event) -> None:
         if isinstance(event, Recorded):
             said.append(("recorded", event.run.run_id))
         elif isinstance(event, StageBegun):
             said.append((event.stage, event.run_id))
-            if event.stage == "execute":
-                rows_then.append({f.stem for f in (store.path / "runs").glob("2*.parquet")})
 
     launched = Serial().launch(
         _plans(tiny, ["human", "noop", "human"]), store, keep=False, events=sink
@@ -131,7 +127,6 @@ def test_each_record_is_written_by_a_thread_and_told_as_the_next_pilot_goes_on(
         told = said.index(("recorded", before))  # at a stage of the next, its arm's at last
         assert said.index(("cleanup", before)) < told < said.index(("execute", after))
     assert said[-1] == ("recorded", c)
-    assert a in rows_then[0] and b in rows_then[1] and c in rows_then[2]  # `running`
     rows = benchkit.runs(store.path).sort("trial")
     assert rows.select("run_id", "status").rows() == [(i, "ok") for i in ids]
     for held in (a, b):
@@ -226,9 +221,9 @@ def test_a_record_that_cannot_be_written_is_a_fault_and_the_others_go_on(
 def test_a_store_full_as_a_pilot_starts_fails_it_before_its_arm(
     tiny: TinyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, room: bool
 ) -> None:
-    """The first pilot's `running` row, written by the thread, finds the store full: the
-    pilot stops before its arm. Its record is written once its logs make room; else
-    nothing of it is, and it is a fault. The others go on."""
+    """The first pilot's `running` row, written by a thread, finds the store full: the
+    pilot stops before its environment and its arm. Its record is written once its
+    logs make room; else nothing of it is, and it is a fault. The others go on."""
     store = Store(tiny.seeded(tmp_path / "store"))
     record_row = Store.record_row
 
@@ -246,7 +241,7 @@ def test_a_store_full_as_a_pilot_starts_fails_it_before_its_arm(
 
     launched = Serial().launch(_plans(tiny, ["human", "noop"]), store, keep=False, events=sink)
     first = stages[0][0]
-    assert (first, "execute") not in stages and (first, "score") in stages
+    assert (first, "environment") not in stages and (first, "score") in stages
     rows = benchkit.runs(store.path).sort("trial")
     if room:
         assert not launched.faults
@@ -260,6 +255,55 @@ def test_a_store_full_as_a_pilot_starts_fails_it_before_its_arm(
         assert isinstance(fault, StoreError) and "nothing of it was written" in str(fault)
         assert rows.select("trial", "status").rows() == [(2, "ok")]
     assert [r.spec.trial for r in launched.runs] == ([1, 2] if room else [2])
+    assert list(pilots_folder().iterdir()) == []
+
+
+def test_each_running_row_stands_as_its_pilots_environment_begins(
+    tiny: TinyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """However slowly the thread writes a pilot's `running` row, the pilot's first
+    command of the bench's waits for it: a benchkit killed then leaves a row that
+    recovery finds (with the folder and the process groups to clean)."""
+    store = Store(tiny.seeded(tmp_path / "store"))
+    record_row = Store.record_row
+
+    def slow(self: Store, run: benchkit.Run) -> None:
+        if run.status == "running":
+            time.sleep(0.3)
+        record_row(self, run)
+
+    monkeypatch.setattr(Store, "record_row", slow)
+    rows_then: dict[str, bool] = {}
+
+    def sink(event: Event) -> None:
+        if isinstance(event, StageBegun) and event.stage == "environment":
+            rows_then[event.run_id] = (store.path / "runs" / f"{event.run_id}.parquet").exists()
+
+    launched = Serial().launch(_plans(tiny, ["noop", "noop"]), store, keep=False, events=sink)
+    assert not launched.faults and len(rows_then) == 2
+    assert all(rows_then.values())
+
+
+def test_an_interrupt_as_a_pilot_takes_its_spare_leaves_nothing_behind(
+    tiny: TinyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ctrl-C that comes as the second pilot takes the spare made for it waits until
+    the spare is that pilot's: it is recorded as interrupted, and its folder goes."""
+    store = Store(tiny.seeded(tmp_path / "store"))
+    take = Spares.take
+
+    def interrupted(self: Spares, repo: Repository, folder: Path) -> Taken | None:
+        taken = take(self, repo, folder)
+        if taken is not None:
+            signal.raise_signal(signal.SIGINT)  # the moment after it is handed on
+        return taken
+
+    monkeypatch.setattr(Spares, "take", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        Serial().launch(_plans(tiny, ["noop", "noop"]), store, keep=False, events=ignore)
+    runs = benchkit.runs(store.path).sort("trial")
+    assert runs.select("trial", "status").rows() == [(1, "ok"), (2, "interrupted")]
+    trash_emptied()
     assert list(pilots_folder().iterdir()) == []
 
 
