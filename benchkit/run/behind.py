@@ -17,9 +17,10 @@ pilot's heartbeat goes on (and until its row is written, its `running` row stand
 
 Each pilot's `running` row is written by a thread of its own, beside the record of the
 pilot before it, from the pilot's start: the pilot waits for it as its first command
-of the bench's begins (its `environment` stage: what writing it raised, a full store
-say, fails the pilot there, before its environment, its checks at base or its arm
-cost anything) and before its own record is written (never under it).
+in its sandbox begins (its `baseline` stage; recovery stops what a killed benchkit's
+sandboxes left, by a run's row: what writing it raised, a full store say, fails the
+pilot there, before its checks at base or its arm cost anything) and before its own
+record is written (never under it).
 """
 
 from __future__ import annotations
@@ -63,8 +64,8 @@ class Behind:
     def first(self, write: Callable[[], None]) -> Future[None]:
         """A pilot's `running` row, begun now by a thread of its own (not after the
         record held: it is written within milliseconds of the pilot's start). The
-        pilot waits for it as its environment stage begins, and before its own record
-        is written."""
+        pilot waits for it as its baseline stage begins, and before its own record is
+        written."""
         return _ROWS.submit(write)
 
     def settle(self, *, wait: bool = True) -> None:

@@ -413,11 +413,12 @@ def execute_plan(
 
     def stage_after(name: str) -> None:
         """A stage, told after the record of the pilot before if it is written by now,
-        and at the latest as the arm begins; from `environment` on (the first of the
-        bench's commands), once this pilot's `running` row is written: what writing it
-        raised, raised there (the pilot fails before its environment costs anything)."""
+        and at the latest as the arm begins; from `baseline` on (the first command in
+        the pilot's sandbox, whose process groups recovery stops), once this pilot's
+        `running` row is written: what writing it raised, raised there (the pilot fails
+        before its checks or its arm cost anything)."""
         told_before(wait=name == "execute")
-        if name == "environment" and pilot.running_row is not None:
+        if name == "baseline" and pilot.running_row is not None:
             pilot.running_row.result()
         stage(name)
 

@@ -1,7 +1,7 @@
 """Recovery: runs left `running` by a benchkit that was killed become `crashed`.
 
 A pilot writes its `runs` row as `running` when it starts (in a serial launch by a
-thread, before its first command of the bench's), with the process id, host and
+thread, before its first command in its sandbox), with the process id, host and
 process start time of the benchkit running it, and keeps a ledger of the process
 groups it starts. The next `benchkit pilot` or `benchkit runs` looks for such rows
 whose process is gone, stops the groups their ledger names that still run (by start

@@ -222,7 +222,7 @@ def test_a_store_full_as_a_pilot_starts_fails_it_before_its_arm(
     tiny: TinyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, room: bool
 ) -> None:
     """The first pilot's `running` row, written by a thread, finds the store full: the
-    pilot stops before its environment and its arm. Its record is written once its
+    pilot stops before its checks at base and its arm. Its record is written once its
     logs make room; else nothing of it is, and it is a fault. The others go on."""
     store = Store(tiny.seeded(tmp_path / "store"))
     record_row = Store.record_row
@@ -241,7 +241,7 @@ def test_a_store_full_as_a_pilot_starts_fails_it_before_its_arm(
 
     launched = Serial().launch(_plans(tiny, ["human", "noop"]), store, keep=False, events=sink)
     first = stages[0][0]
-    assert (first, "environment") not in stages and (first, "score") in stages
+    assert (first, "baseline") not in stages and (first, "score") in stages
     rows = benchkit.runs(store.path).sort("trial")
     if room:
         assert not launched.faults
@@ -258,11 +258,11 @@ def test_a_store_full_as_a_pilot_starts_fails_it_before_its_arm(
     assert list(pilots_folder().iterdir()) == []
 
 
-def test_each_running_row_stands_as_its_pilots_environment_begins(
+def test_each_running_row_stands_as_its_pilots_checks_at_base_begin(
     tiny: TinyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """However slowly the thread writes a pilot's `running` row, the pilot's first
-    command of the bench's waits for it: a benchkit killed then leaves a row that
+    command in its sandbox waits for it: a benchkit killed then leaves a row that
     recovery finds (with the folder and the process groups to clean)."""
     store = Store(tiny.seeded(tmp_path / "store"))
     record_row = Store.record_row
@@ -276,7 +276,7 @@ def test_each_running_row_stands_as_its_pilots_environment_begins(
     rows_then: dict[str, bool] = {}
 
     def sink(event: Event) -> None:
-        if isinstance(event, StageBegun) and event.stage == "environment":
+        if isinstance(event, StageBegun) and event.stage == "baseline":
             rows_then[event.run_id] = (store.path / "runs" / f"{event.run_id}.parquet").exists()
 
     launched = Serial().launch(_plans(tiny, ["noop", "noop"]), store, keep=False, events=sink)
