@@ -201,7 +201,7 @@ def _made_ahead(pilot: PilotState, taken: Taken | None) -> Future[None]:
     from the pilot's start (git's `checkout`, mostly), while its first beat and its
     `running` row are written; `prepare` waits for them. An interrupted pilot stops
     the checkout (`pilot.making`) and waits for the thread before its folder goes.
-    Made already when the pilot `taken` a spare's (see `benchkit.run.spares`): the
+    Made already where the pilot has `taken` a spare (see `benchkit.run.spares`): the
     thread moves them to its folder once they are made, the clean tree's too."""
     repo, folder = pilot.plan.repository, pilot.folder
 
