@@ -340,6 +340,46 @@ def execute_plan(
     label = f"{p.bench.name} {p.spec.arm}{model} #{p.spec.trial}"
     early: KeyboardInterrupt | None = None  # an interrupt during the start: recorded below
     heart: Heartbeat | None = None
+    worker = f"{owner.host}:{owner.pid}"
+
+    def told_before(*, wait: bool) -> None:
+        """The record of the pilot before told if it is written (with `wait`, once it
+        is): no phase of this pilot's."""
+        if behind is not None:
+            with clock.aside():
+                behind.settle(wait=wait)
+
+    def meanwhile() -> None:
+        """As this pilot's checks begin: the record of the pilot before told (written
+        by now), and the next pilot's trees made by a thread while they run (not while
+        its own work does)."""
+        told_before(wait=True)
+        if spares is not None:
+            spares.make_next()
+
+    held: list[bool] = []  # whether this pilot's record is held (by `behind`)
+
+    def hold(write: Callable[[], Run]) -> None:
+        assert behind is not None and heart is not None
+        behind.hold(write, then=heart.stop)  # its heartbeat goes on until it is written
+        held.append(True)
+
+    def stage(name: str) -> None:
+        assert heart is not None  # from the start (the pilot fails there without one)
+        heart.stage(name)
+        events(StageBegun(run_id=run_id, label=label, stage=name, worker=worker))
+
+    def stage_after(name: str) -> None:
+        """A stage, told after the record of the pilot before if it is written by now,
+        and at the latest as the arm begins; from `baseline` on (the first command in
+        the pilot's sandbox, whose process groups recovery stops), once this pilot's
+        `running` row is written: what writing it raised, raised there (the pilot fails
+        before its checks or its arm cost anything)."""
+        told_before(wait=name == "execute")
+        if name == "baseline" and pilot.running_row is not None:
+            pilot.running_row.result()
+        stage(name)
+
     try:
         with deferred_interrupts():  # its trees begun, then the first beat before the row
             taken = spares.take(p.repository, folder) if spares is not None else None
@@ -377,52 +417,13 @@ def execute_plan(
             if pilot.made_ahead is not None:
                 wait([pilot.made_ahead])  # no git process writes in the folder as it goes
             discard(folder)
-        if not isinstance(exc, OSError) or exc.errno not in FULL:
-            raise
+        if not (isinstance(exc, OSError) and exc.errno in FULL and _of_store(exc, store)):
+            raise  # a full cache (its folder) says so as it is
         raise StoreError(
             store.path, "", f"cannot record run {run_id}: no space left; nothing of it was written"
         ) from None
-    assert heart is not None  # an interrupt waits for the block's end (deferred_interrupts)
-    worker = f"{owner.host}:{owner.pid}"
-
-    def told_before(*, wait: bool) -> None:
-        """The record of the pilot before told if it is written (with `wait`, once it
-        is): no phase of this pilot's."""
-        if behind is not None:
-            with clock.aside():
-                behind.settle(wait=wait)
-
-    def meanwhile() -> None:
-        """As this pilot's checks begin: the record of the pilot before told (written
-        by now), and the next pilot's trees made by a thread while they run (not while
-        its own work does)."""
-        told_before(wait=True)
-        if spares is not None:
-            spares.make_next()
-
-    held: list[bool] = []  # whether this pilot's record is held (by `behind`)
-
-    def hold(write: Callable[[], Run]) -> None:
-        assert behind is not None and heart is not None
-        behind.hold(write, then=heart.stop)  # its heartbeat goes on until it is written
-        held.append(True)
-
-    def stage(name: str) -> None:
-        heart.stage(name)
-        events(StageBegun(run_id=run_id, label=label, stage=name, worker=worker))
-
-    def stage_after(name: str) -> None:
-        """A stage, told after the record of the pilot before if it is written by now,
-        and at the latest as the arm begins; from `baseline` on (the first command in
-        the pilot's sandbox, whose process groups recovery stops), once this pilot's
-        `running` row is written: what writing it raised, raised there (the pilot fails
-        before its checks or its arm cost anything)."""
-        told_before(wait=name == "execute")
-        if name == "baseline" and pilot.running_row is not None:
-            pilot.running_row.result()
-        stage(name)
-
     try:
+        assert heart is not None  # an interrupt waits for the block's end (deferred_interrupts)
         if early is not None:
             raise early
         _run_stages(pilot, stage_after, meanwhile)
@@ -446,10 +447,11 @@ def execute_plan(
                     with contextlib.suppress(Exception):  # a spare is never worth a record
                         meanwhile()  # where the checks did not run: now
                 told_before(wait=True)  # not told yet (this one ended before its checks)
-                later = hold if behind is not None and behind.holds and ended_well else None
+                held_ok = behind is not None and behind.holds and pilot.row_stands()
+                later = hold if held_ok and ended_well else None  # else: at once
                 run = _finish(pilot, keep, stage, later)
             finally:
-                if not held:
+                if heart is not None and not held:
                     heart.stop()
                 with contextlib.suppress(Exception):  # the clean tree's, if being made
                     verify.settled(pilot)
@@ -520,12 +522,36 @@ def _finish(
     pilot.clock.lap("record")
     since = pilot.clock.mark
     run = redacted(run_record(pilot, coverage, keep), secrets)  # its phases up to here
-    if later is None:
-        run = recorded(pilot, run, since)
-    else:
-        later(functools.partial(recorded, pilot, run, since))
+    try:
+        if later is None:
+            run = recorded(pilot, run, since)
+        else:
+            later(functools.partial(recorded, pilot, run, since))
+    except BaseException:  # not recorded: its folder goes all the same
+        if not pilot.row_stands():  # nothing of the run in the store: nor its logs
+            shutil.rmtree(pilot.artifacts, ignore_errors=True)
+        with contextlib.suppress(Exception):
+            _cleaned(pilot, keep)
+        raise
     pilot.clock.lap("cleanup")
     stage("cleanup")
+    _cleaned(pilot, keep)
+    pilot.clock.lap("done")
+    when = "after the record" if later is None else "beside the record, written by a thread"
+    cleanup = f"cleanup: {pilot.clock.phases['cleanup']:.3f} s {when}\n"
+    with contextlib.suppress(OSError), (pilot.logs / "pilot.log").open("a") as log:
+        log.write(cleanup)  # the cleanup's time, not the record's: in its log
+    return run
+
+
+def _of_store(exc: OSError, store: Store) -> bool:
+    """Whether the file an error names is the store's."""
+    return exc.filename is not None and Path(os.fsdecode(exc.filename)).is_relative_to(store.path)
+
+
+def _cleaned(pilot: PilotState, keep: bool) -> None:
+    """The pilot's instances of the environment removed (the cached one checked), and
+    its folder (but its worktree, to `keep`)."""
     with contextlib.suppress(Exception):  # what it raised was said at verify, if it ran
         verify.settled(pilot)  # a copy being made: made, then removed
     instances = pilot.instances
@@ -537,12 +563,6 @@ def _finish(
         for part in pilot.folder.iterdir():
             if part != pilot.worktree:
                 discard(part)
-    pilot.clock.lap("done")
-    when = "after the record" if later is None else "beside the record, written by a thread"
-    cleanup = f"cleanup: {pilot.clock.phases['cleanup']:.3f} s {when}\n"
-    with contextlib.suppress(OSError), (pilot.logs / "pilot.log").open("a") as log:
-        log.write(cleanup)  # the cleanup's time, not the record's: in its log
-    return run
 
 
 def pilots_folder() -> Path:

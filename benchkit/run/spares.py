@@ -9,8 +9,8 @@ benchkit's own moves with its folder: it borrows the mirror's objects by an abso
 path, and git's index holds no path of the folder's), which the thread makes once the
 trees are made: the pilot waits for them only as it needs them, at `prepare`, and an
 interrupted pilot stops their checkout as its own. The first pilot's are begun as the
-store is read. A pilot whose spare could not be made makes its own trees as it
-starts. A spare folder that a killed benchkit left is discarded by the next serial
+store is read. A pilot whose spare could not be made makes its own trees, once the
+thread has found so. A spare folder that a killed benchkit left is discarded by the next serial
 launch on the machine.
 """
 

@@ -461,6 +461,29 @@ def test_a_store_full_as_a_pilot_starts_leaves_nothing_of_the_pilot(
     assert [a.name for a in (store.path / "artifacts").iterdir()] == ["baselines"]
 
 
+def test_a_cache_too_full_for_a_pilots_folder_says_so_not_the_store(
+    tiny: TinyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pilot's folder (in benchkit's cache) cannot be made: the error names it, and
+    is not told as the store's."""
+    [p] = plan([PilotSpec(bench=str(tiny.bench_dir), arm="noop")])
+    store = Store(tiny.seeded(tmp_path / "store"))
+    mkdir = Path.mkdir
+
+    def full(self: Path, *args: object, **kwargs: object) -> None:
+        if self.parent == cache_dir() / "pilots":
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "mkdir", full)
+    with pytest.raises(OSError) as raised:
+        execute_plan(p, store)
+    assert not isinstance(raised.value, StoreError)
+    assert str(cache_dir() / "pilots") in str(raised.value.filename)
+    monkeypatch.undo()
+    assert not (store.path / "runs").exists() or list((store.path / "runs").iterdir()) == []
+
+
 def test_the_environments_node_modules_is_never_in_the_arms_diff(tmp_path: Path) -> None:
     """Even when the repository does not ignore it and the arm stages everything."""
     source = tmp_path / "source"

@@ -19,6 +19,8 @@ import polars as pl
 import pytest
 
 import benchkit
+import benchkit.run.pilot
+import benchkit.run.record
 from benchkit.errors import StoreError
 from benchkit.records import PilotSpec
 from benchkit.run.behind import Behind
@@ -217,15 +219,28 @@ def test_a_record_that_cannot_be_written_is_a_fault_and_the_others_go_on(
     assert not list((store.path / "heartbeats").glob("*.json"))
 
 
-@pytest.mark.parametrize("room", [True, False], ids=["room made", "still full"])
+@pytest.mark.parametrize(
+    ("room", "shared"),
+    [(True, True), (False, True), (False, False)],
+    ids=["room made", "still full", "still full, the pilots elsewhere"],
+)
 def test_a_store_full_as_a_pilot_starts_fails_it_before_its_arm(
-    tiny: TinyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, room: bool
+    tiny: TinyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, room: bool, shared: bool
 ) -> None:
     """The first pilot's `running` row, written by a thread, finds the store full: the
     pilot stops before its checks at base and its arm. Its record is written once its
-    logs make room; else nothing of it is, and it is a fault. The others go on."""
+    logs make room; else nothing of it is (its logs neither), it is a fault, and its
+    folder goes all the same (where the pilots' folders are on another file system than
+    the store's, making room leaves it). The others go on."""
     store = Store(tiny.seeded(tmp_path / "store"))
     record_row = Store.record_row
+    if not shared:
+
+        def logs_only(pilot: object) -> str:
+            shutil.rmtree(pilot.artifacts, ignore_errors=True)  # type: ignore[attr-defined]
+            return "its logs"
+
+        monkeypatch.setattr(benchkit.run.record, "room_made", logs_only)
 
     def full(self: Store, run: benchkit.Run) -> None:
         if run.spec.trial == 1 and (run.status == "running" or not room):
@@ -255,6 +270,71 @@ def test_a_store_full_as_a_pilot_starts_fails_it_before_its_arm(
         assert isinstance(fault, StoreError) and "nothing of it was written" in str(fault)
         assert rows.select("trial", "status").rows() == [(2, "ok")]
     assert [r.spec.trial for r in launched.runs] == ([1, 2] if room else [2])
+    trash_emptied()
+    assert list(pilots_folder().iterdir()) == []
+    kept = {a.name for a in (store.path / "artifacts").iterdir()} - {"baselines"}
+    assert len(kept) == (2 if room else 1)  # the run's logs, if it was recorded
+    assert not list((store.path / "heartbeats").glob("*.json"))
+
+
+def test_a_running_row_that_cannot_be_written_leaves_nothing_of_its_pilot(
+    tiny: TinyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No row can be written (the `runs` folder refused): each pilot fails before its
+    checks, is a fault of its own, and leaves nothing: no folder, no logs, no heartbeat."""
+    store = Store(tiny.seeded(tmp_path / "store"))
+
+    def refused(self: Store, run: benchkit.Run) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied", str(self.path / "runs"))
+
+    monkeypatch.setattr(Store, "record_row", refused)
+    stages: list[str] = []
+
+    def sink(event: Event) -> None:
+        if isinstance(event, StageBegun):
+            stages.append(event.stage)
+
+    launched = Serial().launch(_plans(tiny, ["noop", "noop"]), store, keep=False, events=sink)
+    assert [type(f) for f in launched.faults] == [PermissionError, PermissionError]
+    assert not launched.runs and "baseline" not in stages
+    trash_emptied()
+    assert list(pilots_folder().iterdir()) == []
+    assert [a.name for a in (store.path / "artifacts").iterdir()] == ["baselines"]
+    assert not list((store.path / "heartbeats").glob("*.json"))
+
+
+def test_a_pilot_interrupted_as_its_spare_is_made_stops_the_checkout_as_its_own(
+    tiny: TinyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second pilot's spare is made by a command that would work for half an hour
+    (a checkout, say); that pilot, interrupted before its trees are made, stops it at
+    once: the spare's commands are its own."""
+    store = Store(tiny.seeded(tmp_path / "store"))
+    trees = benchkit.run.pilot._trees
+
+    def slow(repo: Repository, folder: Path, making: Stoppable, *, clean: bool = True) -> None:
+        if folder.name.startswith(SPARE):
+            folder.mkdir(parents=True)
+            capture(["sleep", str(PATIENCE_S)], within=making, timeout_s=PATIENCE_S)
+        trees(repo, folder, making, clean=clean)
+
+    monkeypatch.setattr(benchkit.run.pilot, "_trees", slow)
+    seen: list[str] = []
+    interrupted: list[float] = []
+
+    def sink(event: Event) -> None:
+        if isinstance(event, StageBegun) and event.run_id not in seen:
+            seen.append(event.run_id)
+            if len(seen) == 2:
+                interrupted.append(time.monotonic())
+                raise KeyboardInterrupt  # as the second pilot's first stage begins
+
+    with pytest.raises(KeyboardInterrupt):
+        Serial().launch(_plans(tiny, ["noop", "noop"]), store, keep=False, events=sink)
+    assert time.monotonic() - interrupted[0] < PATIENCE_S / 10  # not once the command ended
+    runs = benchkit.runs(store.path).sort("trial")
+    assert runs.select("trial", "status").rows() == [(1, "ok"), (2, "interrupted")]
+    trash_emptied()
     assert list(pilots_folder().iterdir()) == []
 
 
