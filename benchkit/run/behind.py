@@ -61,7 +61,7 @@ class Behind:
             raise RuntimeError("a record is held already: settle it first")
         self._held = _Held(writing=_WRITER.submit(write), then=then)
 
-    def first(self, write: Callable[[], None]) -> Future[None]:
+    def running_row(self, write: Callable[[], None]) -> Future[None]:
         """A pilot's `running` row, begun now by a thread of its own (not after the
         record held: it is written within milliseconds of the pilot's start). The
         pilot waits for it as its baseline stage begins, and before its own record is

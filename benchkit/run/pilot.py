@@ -405,7 +405,7 @@ def execute_plan(
             if behind is None:
                 store.record_row(row)
             else:  # by a thread, beside the record of the pilot before
-                pilot.running_row = behind.first(functools.partial(store.record_row, row))
+                pilot.running_row = behind.running_row(functools.partial(store.record_row, row))
     except KeyboardInterrupt as exc:
         early = exc
     except BaseException as exc:  # a full store (or a fault): nothing of the run is left

@@ -103,6 +103,26 @@ def _cleanup_said(store: Path, run_id: str) -> str:
     return (store / "artifacts" / run_id / "logs" / "pilot.log").read_text()
 
 
+def _running_rows_slowed(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    """Every `running` row written `seconds` late (as by a slow store)."""
+    record_row = Store.record_row
+
+    def slow(self: Store, run: benchkit.Run) -> None:
+        if run.status == "running":
+            time.sleep(seconds)
+        record_row(self, run)
+
+    monkeypatch.setattr(Store, "record_row", slow)
+
+
+def _second_interrupted_and_gone(store: Store) -> None:
+    """Two pilots recorded, the first `ok`, the second `interrupted`; no pilot folder left."""
+    runs = benchkit.runs(store.path).sort("trial")
+    assert runs.select("trial", "status").rows() == [(1, "ok"), (2, "interrupted")]
+    trash_emptied()
+    assert list(pilots_folder().iterdir()) == []
+
+
 def test_each_record_is_written_by_a_thread_and_told_as_the_next_pilot_goes_on(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
@@ -332,10 +352,7 @@ def test_a_pilot_interrupted_as_its_spare_is_made_stops_the_checkout_as_its_own(
     with pytest.raises(KeyboardInterrupt):
         Serial().launch(_plans(tiny, ["noop", "noop"]), store, keep=False, events=sink)
     assert time.monotonic() - interrupted[0] < PATIENCE_S / 10  # not once the command ended
-    runs = benchkit.runs(store.path).sort("trial")
-    assert runs.select("trial", "status").rows() == [(1, "ok"), (2, "interrupted")]
-    trash_emptied()
-    assert list(pilots_folder().iterdir()) == []
+    _second_interrupted_and_gone(store)
 
 
 def test_each_running_row_stands_as_its_pilots_checks_at_base_begin(
@@ -345,14 +362,7 @@ def test_each_running_row_stands_as_its_pilots_checks_at_base_begin(
     command in its sandbox waits for it: a benchkit killed then leaves a row that
     recovery finds (with the folder and the process groups to clean)."""
     store = Store(tiny.seeded(tmp_path / "store"))
-    record_row = Store.record_row
-
-    def slow(self: Store, run: benchkit.Run) -> None:
-        if run.status == "running":
-            time.sleep(0.3)
-        record_row(self, run)
-
-    monkeypatch.setattr(Store, "record_row", slow)
+    _running_rows_slowed(monkeypatch, 0.3)
     rows_then: dict[str, bool] = {}
 
     def sink(event: Event) -> None:
@@ -381,10 +391,7 @@ def test_an_interrupt_as_a_pilot_takes_its_spare_leaves_nothing_behind(
     monkeypatch.setattr(Spares, "take", interrupted)
     with pytest.raises(KeyboardInterrupt):
         Serial().launch(_plans(tiny, ["noop", "noop"]), store, keep=False, events=ignore)
-    runs = benchkit.runs(store.path).sort("trial")
-    assert runs.select("trial", "status").rows() == [(1, "ok"), (2, "interrupted")]
-    trash_emptied()
-    assert list(pilots_folder().iterdir()) == []
+    _second_interrupted_and_gone(store)
 
 
 def test_a_pilot_interrupted_before_its_running_row_is_written_is_recorded_over_it(
@@ -393,14 +400,7 @@ def test_a_pilot_interrupted_before_its_running_row_is_written_is_recorded_over_
     """The thread writes the `running` row slowly; the pilot is interrupted at its first
     stage: its record is written once the row is, never under it."""
     store = Store(tiny.seeded(tmp_path / "store"))
-    record_row = Store.record_row
-
-    def slow(self: Store, run: benchkit.Run) -> None:
-        if run.status == "running":
-            time.sleep(0.5)
-        record_row(self, run)
-
-    monkeypatch.setattr(Store, "record_row", slow)
+    _running_rows_slowed(monkeypatch, 0.5)
 
     def sink(event: Event) -> None:
         if isinstance(event, StageBegun) and event.stage == "prepare":
@@ -408,7 +408,7 @@ def test_a_pilot_interrupted_before_its_running_row_is_written_is_recorded_over_
 
     with pytest.raises(KeyboardInterrupt):
         Serial().launch(_plans(tiny, ["noop", "noop"]), store, keep=False, events=sink)
-    Behind(ignore).first(lambda: None).result()  # whatever the thread had to write, written
+    Behind(ignore).running_row(lambda: None).result()  # whatever the thread had to write, written
     assert benchkit.runs(store.path).select("trial", "status").rows() == [(1, "interrupted")]
 
 
