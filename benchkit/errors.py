@@ -54,5 +54,10 @@ class UsageError(BenchkitError, ValueError):
     """A value given on the command line or to the API that benchkit cannot take."""
 
 
+class LaunchError(BenchkitError):
+    """A launcher that lost its workers: a Ray cluster that stopped answering, a Ray
+    worker that died at a pilot."""
+
+
 class SetError(BenchkitError):
     """A run set asked to go on with units whose bench, arm or benchkit changed."""

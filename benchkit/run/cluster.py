@@ -13,23 +13,32 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import secrets
+import signal
 import socket
+import time
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from benchkit.errors import UsageError
+from benchkit.errors import LaunchError, UsageError
 from benchkit.records import LauncherName, PilotSpec, Run
 from benchkit.run.events import Event, Recorded, Sink, StageBegun
 from benchkit.run.launcher import Launched, Launcher, LaunchWarning
 from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import Plan, plan
+from benchkit.run.recovery import recover
 from benchkit.store.store import Store
+from benchkit.workspace.processes import alive, process_start
 
 LOCAL_OBJECT_STORE = 128 * 1024**2  # a local cluster moves specs and runs, nothing big
 LOOK_S = 0.25  # how often the caller reads its pilots' stages from their heartbeats
+ASK_S = 1.0  # how often the caller asks whether its cluster still answers
+LOST_S = 5.0  # how long a cluster answers nothing before the caller calls it gone
 
 
 def _ray() -> Any:
@@ -270,6 +279,8 @@ def _on_ray(
                     run, fault = ray.get(ref)
                 except Exception as exc:  # its worker died, or it was cancelled
                     launched.faults.append(_cause(exc))
+                    if isinstance(launched.faults[-1], LaunchError):
+                        _judged(store)  # the run its worker left, and its arm
                     continue
                 if run is not None:
                     stages.ended(run.run_id)
@@ -280,11 +291,17 @@ def _on_ray(
                 elif run is not None:
                     done[order[ref]] = run
 
+        silence = Silence(_answers_at(address))
         try:
             while pending:
                 ready, pending = ray.wait(pending, num_returns=1, timeout=LOOK_S)
                 stages.look()
                 came_back(ready)
+                if pending and silence.gone(time.monotonic()):
+                    _stopped_here(stages.at_work.values())
+                    _judged(store)  # what they left, and what dead workers left
+                    launched.faults.insert(0, _lost(silence, len(done), len(plans)))
+                    break
         except KeyboardInterrupt:
             for ref in pending:
                 with contextlib.suppress(Exception):
@@ -300,6 +317,89 @@ def _on_ray(
     return launched
 
 
+def _answers_at(address: str | None) -> str | None:
+    """Where the joined cluster answers: a Ray client's address as given, else its
+    GCS (`host:port`); None when Ray does not say."""
+    if address and address.startswith("ray://"):
+        return address
+    try:
+        return str(_ray().get_runtime_context().gcs_address) or None
+    except Exception:  # an address Ray cannot tell is not watched
+        return None
+
+
+@dataclass
+class Silence:
+    """How long the cluster at `where` has answered nothing (see `unanswered`), asked
+    at most once an `ASK_S`: gone once that is `LOST_S` (Ray's own driver would spin
+    on a dead cluster at a core's worth of CPU, for a minute or for ever)."""
+
+    where: str | None
+    since: float | None = None  # the first ask that had no answer, since the last that had
+    asked: float = -ASK_S
+    why: str = ""
+
+    def gone(self, now: float) -> bool:
+        if self.where is None or now - self.asked < ASK_S:
+            return False
+        self.asked = now
+        why = unanswered(self.where, timeout_s=ASK_S)
+        if why is None:
+            self.since = None
+            return False
+        self.why = why
+        self.since = now if self.since is None else self.since
+        return now - self.since >= LOST_S
+
+
+STOP_S = 60.0  # how long a worker stopped by the caller may take to record its run
+
+
+def _stopped_here(workers: Iterable[tuple[str, int]]) -> None:
+    """Each of this machine's Ray workers (`host`, `pid`) still at a pilot, stopped by a
+    SIGTERM (a worker records its run `interrupted`, its arm stopped, and ends), and
+    waited for: a worker whose cluster is gone lingers, its arm at work. A pid that is
+    no longer a Ray worker's is passed over."""
+    here = socket.gethostname()
+    asked = {}
+    for host, pid in workers:
+        start = process_start(pid)
+        if host == here and start is not None and _a_ray_worker(pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGTERM)
+                asked[pid] = start
+    deadline = time.monotonic() + STOP_S
+    while any(alive(p, s) for p, s in asked.items()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def _judged(store: Store) -> None:
+    """The runs dead workers left, judged now (see `recover`); a store that cannot be
+    read or written now leaves them to the next benchkit."""
+    with contextlib.suppress(Exception):
+        recover(store)
+
+
+def _a_ray_worker(pid: int) -> bool:
+    """Whether `pid` is a Ray worker (Ray titles each `ray::...`)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::")
+    except OSError:
+        return False
+
+
+def _lost(silence: Silence, back: int, pilots: int) -> LaunchError:
+    """The error of a matrix whose cluster is gone, `back` of its `pilots` runs back."""
+    return LaunchError(
+        "--launcher ray",
+        "",
+        f"the Ray cluster stopped answering ({silence.where}: {silence.why}): {back} of "
+        f"{pilots} pilots' runs came back; those at work on this machine were stopped and "
+        "recorded (`benchkit recover` judges those of other nodes once their heartbeats "
+        "stop)",
+    )
+
+
 class _Stages:
     """The stages the pilots of a `matrix` began, as their heartbeats in the store say,
     told to `events` as `StageBegun`: each stage once, at the first look that finds it
@@ -310,6 +410,7 @@ class _Stages:
         self._told: dict[str, str] = {}  # run id: the last stage told
         self._ended: set[str] = set()
         self._others: set[str] = set()  # run ids of other launches' pilots
+        self.at_work: dict[str, tuple[str, int]] = {}  # run id: its worker's host and pid
 
     def look(self) -> None:
         try:  # other launches' beats are read once; what cannot be read, passed quietly
@@ -320,6 +421,7 @@ class _Stages:
             if beat.matrix != self._matrix:
                 self._others.add(beat.run_id)
                 continue
+            self.at_work[beat.run_id] = (beat.host, beat.pid)
             if beat.stage == "start" or self._told.get(beat.run_id) == beat.stage:
                 continue  # not yet at a stage, or at one told
             self._told[beat.run_id] = beat.stage
@@ -332,9 +434,15 @@ class _Stages:
         """The pilot's run came back: its beat, if it is read again, is not."""
         self._ended.add(run_id)
         self._told.pop(run_id, None)
+        self.at_work.pop(run_id, None)
 
 
 def _cause(exc: Exception) -> Exception:
-    """The pilot's own error inside Ray's wrapper."""
+    """The pilot's own error inside Ray's wrapper; Ray's own (a worker that died at a
+    pilot, its run recorded by it or judged by recovery) as one line."""
     cause = getattr(exc, "cause", None)
-    return cause if isinstance(cause, Exception) else exc
+    if isinstance(cause, Exception):
+        return cause
+    if type(exc).__module__.startswith("ray.") and type(exc).__name__ != "TaskCancelledError":
+        return LaunchError("--launcher ray", "", f"a pilot's task failed: {_first_line(exc)}")
+    return exc

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -90,6 +91,53 @@ def test_a_sigkilled_benchkit_on_a_local_ray_cluster_leaves_no_worker_and_no_arm
     finally:
         # Ray's dashboard and runtime-env agents notice their cluster is gone only after
         # a minute of polling, at a share of a core: not left to slow the tests after
+        left = [p for p, started in cluster.items() if process_start(p) == started]
+        for pid in [*pgrep(token), *left]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_matrix_whose_ray_cluster_dies_stops_its_pilots_and_says_so_in_one_line(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    # Ray's driver spins on a dead cluster (seen: over a core's worth of CPU, until
+    # Ray's own abort a minute later, or for ever on a cluster `ray stop` ended), its
+    # workers linger and their arms run on (here with no sandbox to end them).
+    token = f"sleep 3598.{os.getpid()}"
+    arm = tmp_path / "sleepy.toml"
+    arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 3600\n')
+    store = tmp_path / "store"
+    argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
+    argv += ["--arm", str(arm), "--trials", "3", "--launcher", "ray", "--jobs", "2"]
+    argv += ["--sandbox", "none", "--quiet", "--store", str(store)]
+    said = tmp_path / "stderr"
+    with said.open("wb") as err:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+    cluster: dict[int, int | None] = {}
+    try:
+        deadline = time.monotonic() + PATIENCE_S
+        tasks: list[int] = []
+        while len(tasks) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+            tasks = [p for p in _descendants(proc.pid) if _at_work(p, token)]
+        assert len(tasks) == 2, f"each pilot a Ray task, its arm at work:\n{said.read_text()}"
+        cluster = {p: process_start(p) for p in _descendants(proc.pid)}
+        daemons = [p for p in cluster if re.search(r"/(gcs_server|raylet) ", _cmdline(p))]
+        assert len(daemons) == 2, [_cmdline(p)[:80] for p in cluster]
+        for pid in daemons:
+            os.kill(pid, signal.SIGKILL)  # the cluster's store of state and its node: gone
+        assert proc.wait(timeout=PATIENCE_S) == 2
+        last = said.read_text().strip().splitlines()[-1]
+        assert re.fullmatch(
+            r"benchkit: --launcher ray: the Ray cluster stopped answering \(\S+:\d+: "
+            r"connection refused\): 0 of 3 pilots' runs came back; those at work on this "
+            r"machine were stopped and recorded \(.*\)",
+            last,
+        ), said.read_text()[-3000:]
+        assert pgrep(token) == [] and not [t for t in tasks if alive(t)]
+        runs = benchkit.runs(store)  # each recorded by its worker, or judged here
+        assert runs.height == 2 and set(runs["status"]) <= {"interrupted", "crashed"}
+    finally:
         left = [p for p, started in cluster.items() if process_start(p) == started]
         for pid in [*pgrep(token), *left]:
             with contextlib.suppress(ProcessLookupError):
@@ -195,6 +243,45 @@ def test_the_cli_runs_a_pilot_on_ray_and_import_benchkit_does_not_load_ray(
     code = "import benchkit, sys; benchkit.runs; print('ray' in sys.modules)"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert loaded.stdout.strip() == "False"
+
+
+def test_a_ray_worker_killed_at_its_pilot_is_one_line_and_its_run_judged_at_once(
+    tiny: TinyRepo, tmp_path: Path, local_ray: str
+) -> None:
+    # as the kernel's OOM killer would: Ray says "the worker died unexpectedly" in a
+    # traceback of its own, and the run stayed `running`, its arm at work, until the
+    # next benchkit read the store
+    token = f"sleep 3597.{os.getpid()}"
+    arm = tmp_path / "sleepy.toml"
+    arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 3600\n')
+    argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
+    argv += ["--arm", str(arm), "--launcher", "ray", "--ray-address", local_ray]
+    argv += ["--sandbox", "none", "--quiet", "--store", str(tmp_path / "s")]
+    said = tmp_path / "stderr"
+    with said.open("wb") as err:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        deadline = time.monotonic() + PATIENCE_S
+        tasks: list[int] = []
+        while not tasks and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+            tasks = [p for p in _descendants(os.getpid()) if _at_work(p, token)]
+        assert len(tasks) == 1, said.read_text()
+        os.kill(tasks[0], signal.SIGKILL)
+        assert proc.wait(timeout=PATIENCE_S) == 2
+        lines = said.read_text().strip().splitlines()
+        assert lines[-1].startswith(
+            "benchkit: --launcher ray: a pilot's task failed: The worker died unexpectedly"
+        ), said.read_text()[-3000:]
+        assert "Traceback" not in said.read_text()
+        assert any("now crashed; stopped" in line for line in lines), lines  # its arm
+        assert pgrep(token) == []
+        [row] = benchkit.runs(tmp_path / "s").select("status", "failure_kind").to_dicts()
+        assert row == {"status": "crashed", "failure_kind": "crash"}
+    finally:
+        for pid in pgrep(token):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.parametrize(
