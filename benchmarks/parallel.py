@@ -10,7 +10,10 @@ baseline, in rounds (serial then jobs, again; then Ray's, once its cluster is up
 prints each round's wall side by side with the medians. Targets on a quiet 2-core
 machine: `--jobs 2` at least 1.7x faster than serial; Ray within 15% of `--jobs 2`,
 both on the medians. Where Ray spends its CPU is printed too: the CPU seconds of the
-whole machine during each way's median round (`/proc/stat`), beside serial's.
+whole machine during each way's median round (`/proc/stat`), beside serial's; and
+where each way's time goes, from its runs: when its first pilot began after the
+command started, its pilots' mean wall, and how long the command took to exit after
+its last pilot ended.
 
     .venv/bin/python benchmarks/parallel.py [--trials N] [--jobs N] [--rounds N] [--no-ray]
 """
@@ -39,6 +42,17 @@ def _busy() -> float:
     return (sum(fields[:8]) - fields[3] - fields[4]) / TICKS
 
 
+def _shape(store: Path, started: float, ended: float) -> tuple[float, float, float]:
+    """A way's round, from its runs: its first pilot's start after the command's, its
+    pilots' mean wall, and the command's exit after its last pilot's end (s)."""
+    import benchkit  # read after the round, outside its time
+
+    runs = benchkit.runs(store)
+    begun = [stamp.timestamp() for stamp in runs["started_at"]]
+    ends = [at + wall for at, wall in zip(begun, runs["wall_s"], strict=True)]
+    return min(begun) - started, sum(runs["wall_s"]) / runs.height, ended - max(ends)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=4)
@@ -54,6 +68,7 @@ def main() -> None:
         ways["ray"] = ["--jobs", str(args.jobs), "--launcher", "ray", "--ray-address", "auto"]
     walls: dict[str, list[float]] = {label: [] for label in ways}
     cpu: dict[str, list[float]] = {label: [] for label in ways}
+    shapes: dict[str, list[tuple[float, float, float]]] = {label: [] for label in ways}
     print(f"1-minute load at the start: {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory(prefix="benchkit-parallel-") as scratch:
         os.environ["BENCHKIT_CACHE"] = str(Path(scratch) / "cache")
@@ -68,7 +83,7 @@ def main() -> None:
             store = Path(scratch) / f"{label}-{round_}"
             store.mkdir()
             os.symlink(warm / "baselines", store / "baselines")  # the same base checks
-            busy, started = _busy(), time.perf_counter()
+            busy, started, clock = _busy(), time.perf_counter(), time.time()
             done = subprocess.run(
                 [*matrix, *ways[label], "--store", str(store)], capture_output=True, text=True
             )
@@ -76,6 +91,7 @@ def main() -> None:
             cpu[label].append(_busy() - busy)
             if done.returncode not in (0, 1):  # 1: a run that is not ok, as noop's is
                 sys.exit(f"{label} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
+            shapes[label].append(_shape(store, clock, clock + walls[label][-1]))
 
         for round_ in range(args.rounds):  # without Ray: its daemons would take a share
             for label in (w for w in ways if w != "ray"):
@@ -106,6 +122,12 @@ def main() -> None:
             f"{label:<10}{cells}{middle[label]:>8.2f} s  {serial / middle[label]:5.2f}x"
             f"  {spent[label]:9.1f}"
         )
+    print("\nwhere the median round's time went: the first pilot began, a pilot's mean wall,")
+    print("the command's exit after its last pilot ended")
+    for label, each in walls.items():
+        nearest = min(range(len(each)), key=lambda n: abs(each[n] - middle[label]))
+        first, mean, tail = shapes[label][nearest]
+        print(f"{label:<10}+{first:.2f} s  {mean:.2f} s  +{tail:.2f} s")
     speedup = serial / parallel
     verdict = "met" if speedup >= TARGET else "MISSED"
     print(f"\n{jobs} {speedup:.2f}x serial (target >= {TARGET}x: {verdict})")
