@@ -14,12 +14,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import secrets
 import signal
 import socket
 import time
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -37,8 +38,9 @@ from benchkit.workspace.processes import alive, process_start
 
 LOCAL_OBJECT_STORE = 128 * 1024**2  # a local cluster moves specs and runs, nothing big
 LOOK_S = 0.25  # how often the caller reads its pilots' stages from their heartbeats
-ASK_S = 1.0  # how often the caller asks whether its cluster still answers
-LOST_S = 5.0  # how long a cluster answers nothing before the caller calls it gone
+ASK_S = 2.0  # how often the caller asks whether its cluster still answers
+ASK_TIMEOUT_S = 3.0  # an ask's wait for an answer: past a lost SYN's resend (1 s)
+LOST_S = 30.0  # how long a cluster answers nothing before the caller calls it gone
 
 
 def _ray() -> Any:
@@ -273,16 +275,19 @@ def _on_ray(
         pending = list(refs)
         stages = _Stages(store, matrix, events)
 
+        back: set[int] = set()  # the plans whose run came back, recorded
+
         def came_back(ready: list[Any]) -> None:
+            died = False
             for ref in ready:
                 try:
                     run, fault = ray.get(ref)
                 except Exception as exc:  # its worker died, or it was cancelled
                     launched.faults.append(_cause(exc))
-                    if isinstance(launched.faults[-1], LaunchError):
-                        _judged(store)  # the run its worker left, and its arm
+                    died = died or isinstance(launched.faults[-1], LaunchError)
                     continue
                 if run is not None:
+                    back.add(order[ref])
                     stages.ended(run.run_id)
                     with contextlib.suppress(Exception):  # a sink's fault never stops it
                         events(Recorded(run=run))
@@ -290,6 +295,8 @@ def _on_ray(
                     launched.faults.append(fault)
                 elif run is not None:
                     done[order[ref]] = run
+            if died:
+                _judged(store)  # the runs dead workers left (this machine's), their arms
 
         silence = Silence(_answers_at(address))
         try:
@@ -298,17 +305,21 @@ def _on_ray(
                 stages.look()
                 came_back(ready)
                 if pending and silence.gone(time.monotonic()):
-                    _stopped_here(stages.at_work.values())
+                    stopped = _stopped_here(stages.at_work.values())
                     _judged(store)  # what they left, and what dead workers left
-                    launched.faults.insert(0, _lost(silence, len(done), len(plans)))
+                    launched.faults.insert(0, _lost(silence, len(back), len(plans), stopped))
                     break
         except KeyboardInterrupt:
-            for ref in pending:
+            if silence.heard():  # each task cancelled records its run
+                for ref in pending:
+                    with contextlib.suppress(Exception):
+                        ray.cancel(ref)  # a KeyboardInterrupt in the task
                 with contextlib.suppress(Exception):
-                    ray.cancel(ref)  # a KeyboardInterrupt in the task: it records its run
-            with contextlib.suppress(Exception):
-                ready, _ = ray.wait(pending, num_returns=len(pending), timeout=60)
-                came_back(ready)  # what ended meanwhile (a cancelled one says no run)
+                    ready, _ = ray.wait(pending, num_returns=len(pending), timeout=60)
+                    came_back(ready)  # what ended meanwhile (a cancelled one says no run)
+            else:  # a dead cluster cancels nothing: its workers here are stopped as lost
+                _stopped_here(stages.at_work.values())
+                _judged(store)
             raise
     finally:
         if started_here:
@@ -319,10 +330,14 @@ def _on_ray(
 
 def _answers_at(address: str | None) -> str | None:
     """Where the joined cluster answers: a Ray client's address as given, else its
-    GCS (`host:port`); None when Ray does not say."""
+    GCS (`host:port`); None when that cannot be told from here (a Ray client joined
+    before benchkit was called: the GCS it would name is the server's, inside the
+    cluster), and then the cluster is not watched."""
     if address and address.startswith("ray://"):
         return address
     try:
+        if _ray().util.client.ray.is_connected():
+            return None
         return str(_ray().get_runtime_context().gcs_address) or None
     except Exception:  # an address Ray cannot tell is not watched
         return None
@@ -330,11 +345,14 @@ def _answers_at(address: str | None) -> str | None:
 
 @dataclass
 class Silence:
-    """How long the cluster at `where` has answered nothing (see `unanswered`), asked
-    at most once an `ASK_S`: gone once that is `LOST_S` (Ray's own driver would spin
-    on a dead cluster at a core's worth of CPU, for a minute or for ever)."""
+    """How long the cluster at `where` has answered nothing (`ask`: `unanswered`, a
+    connection to it), asked at most once an `ASK_S`: gone once that is `LOST_S`. Ray's
+    own driver would spin on a dead cluster at a core's worth of CPU, for a minute (then
+    Ray aborts it, unrecorded) or for ever; a GCS that restarts (Ray's fault tolerance)
+    is back well within `LOST_S`."""
 
     where: str | None
+    ask: Callable[[str, float], str | None] = unanswered
     since: float | None = None  # the first ask that had no answer, since the last that had
     asked: float = -ASK_S
     why: str = ""
@@ -343,39 +361,46 @@ class Silence:
         if self.where is None or now - self.asked < ASK_S:
             return False
         self.asked = now
-        why = unanswered(self.where, timeout_s=ASK_S)
-        if why is None:
+        if self.heard():
             self.since = None
             return False
-        self.why = why
         self.since = now if self.since is None else self.since
         return now - self.since >= LOST_S
+
+    def heard(self) -> bool:
+        """Whether the cluster answers now (one that is not watched, always)."""
+        if self.where is None:
+            return True
+        why = self.ask(self.where, ASK_TIMEOUT_S)
+        self.why = why or self.why
+        return why is None
 
 
 STOP_S = 60.0  # how long a worker stopped by the caller may take to record its run
 
 
-def _stopped_here(workers: Iterable[tuple[str, int]]) -> None:
-    """Each of this machine's Ray workers (`host`, `pid`) still at a pilot, stopped by a
-    SIGTERM (a worker records its run `interrupted`, its arm stopped, and ends), and
-    waited for: a worker whose cluster is gone lingers, its arm at work. A pid that is
-    no longer a Ray worker's is passed over."""
+def _stopped_here(workers: Iterable[tuple[str, int, int | None]]) -> int:
+    """Each of this machine's Ray workers (`host`, `pid`, its start) still at a pilot,
+    stopped by a SIGTERM (a worker records its run `interrupted`, its arm stopped, and
+    ends), and waited for: a worker whose cluster is gone lingers, its arm at work. How
+    many were stopped; a process that is no longer the worker seen is passed over."""
     here = socket.gethostname()
     asked = {}
-    for host, pid in workers:
-        start = process_start(pid)
-        if host == here and start is not None and _a_ray_worker(pid):
+    for host, pid, start in workers:
+        if host == here and start is not None and alive(pid, start) and _a_ray_worker(pid):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGTERM)
                 asked[pid] = start
     deadline = time.monotonic() + STOP_S
     while any(alive(p, s) for p, s in asked.items()) and time.monotonic() < deadline:
         time.sleep(0.1)
+    return len(asked)
 
 
 def _judged(store: Store) -> None:
-    """The runs dead workers left, judged now (see `recover`); a store that cannot be
-    read or written now leaves them to the next benchkit."""
+    """The runs dead workers left, judged now (see `recover`: this machine's at once,
+    another's once its heartbeat stopped); a store that cannot be read or written now
+    leaves them to the next benchkit."""
     with contextlib.suppress(Exception):
         recover(store)
 
@@ -388,15 +413,16 @@ def _a_ray_worker(pid: int) -> bool:
         return False
 
 
-def _lost(silence: Silence, back: int, pilots: int) -> LaunchError:
-    """The error of a matrix whose cluster is gone, `back` of its `pilots` runs back."""
+def _lost(silence: Silence, back: int, pilots: int, stopped: int) -> LaunchError:
+    """The error of a matrix whose cluster is gone: `back` of its `pilots` runs came
+    back, `stopped` of its workers on this machine were stopped."""
+    here = f"; {stopped} at work on this machine stopped and recorded" if stopped else ""
     return LaunchError(
         "--launcher ray",
         "",
         f"the Ray cluster stopped answering ({silence.where}: {silence.why}): {back} of "
-        f"{pilots} pilots' runs came back; those at work on this machine were stopped and "
-        "recorded (`benchkit recover` judges those of other nodes once their heartbeats "
-        "stop)",
+        f"{pilots} pilots' runs came back{here} (`benchkit recover` judges those of other "
+        "machines once their heartbeats stop)",
     )
 
 
@@ -410,7 +436,9 @@ class _Stages:
         self._told: dict[str, str] = {}  # run id: the last stage told
         self._ended: set[str] = set()
         self._others: set[str] = set()  # run ids of other launches' pilots
-        self.at_work: dict[str, tuple[str, int]] = {}  # run id: its worker's host and pid
+        # run id: its worker's host, pid and start (this machine's, read as first seen)
+        self.at_work: dict[str, tuple[str, int, int | None]] = {}
+        self._here = socket.gethostname()
 
     def look(self) -> None:
         try:  # other launches' beats are read once; what cannot be read, passed quietly
@@ -421,7 +449,9 @@ class _Stages:
             if beat.matrix != self._matrix:
                 self._others.add(beat.run_id)
                 continue
-            self.at_work[beat.run_id] = (beat.host, beat.pid)
+            if beat.run_id not in self.at_work:
+                start = process_start(beat.pid) if beat.host == self._here else None
+                self.at_work[beat.run_id] = (beat.host, beat.pid, start)
             if beat.stage == "start" or self._told.get(beat.run_id) == beat.stage:
                 continue  # not yet at a stage, or at one told
             self._told[beat.run_id] = beat.stage
@@ -443,6 +473,8 @@ def _cause(exc: Exception) -> Exception:
     cause = getattr(exc, "cause", None)
     if isinstance(cause, Exception):
         return cause
-    if type(exc).__module__.startswith("ray.") and type(exc).__name__ != "TaskCancelledError":
-        return LaunchError("--launcher ray", "", f"a pilot's task failed: {_first_line(exc)}")
+    kind = type(exc).__name__
+    if type(exc).__module__.startswith("ray.") and kind != "TaskCancelledError":
+        said = re.sub(r"\x1b\[[0-9;]*m", "", _first_line(exc))  # Ray colours a title
+        return LaunchError("--launcher ray", "", f"a pilot's task failed ({kind}: {said})")
     return exc

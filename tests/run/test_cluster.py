@@ -97,12 +97,14 @@ def test_a_sigkilled_benchkit_on_a_local_ray_cluster_leaves_no_worker_and_no_arm
                 os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.parametrize("then", ["waited", "interrupted"])
 def test_a_matrix_whose_ray_cluster_dies_stops_its_pilots_and_says_so_in_one_line(
-    tiny: TinyRepo, tmp_path: Path
+    tiny: TinyRepo, tmp_path: Path, then: str
 ) -> None:
     # Ray's driver spins on a dead cluster (seen: over a core's worth of CPU, until
     # Ray's own abort a minute later, or for ever on a cluster `ray stop` ended), its
-    # workers linger and their arms run on (here with no sandbox to end them).
+    # workers linger and their arms run on (here with no sandbox to end them); a
+    # Ctrl-C meanwhile cancelled tasks no cluster could cancel, and Ray aborted it too.
     token = f"sleep 3598.{os.getpid()}"
     arm = tmp_path / "sleepy.toml"
     arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 3600\n')
@@ -126,17 +128,24 @@ def test_a_matrix_whose_ray_cluster_dies_stops_its_pilots_and_says_so_in_one_lin
         assert len(daemons) == 2, [_cmdline(p)[:80] for p in cluster]
         for pid in daemons:
             os.kill(pid, signal.SIGKILL)  # the cluster's store of state and its node: gone
-        assert proc.wait(timeout=PATIENCE_S) == 2
-        last = said.read_text().strip().splitlines()[-1]
-        assert re.fullmatch(
-            r"benchkit: --launcher ray: the Ray cluster stopped answering \(\S+:\d+: "
-            r"connection refused\): 0 of 3 pilots' runs came back; those at work on this "
-            r"machine were stopped and recorded \(.*\)",
-            last,
-        ), said.read_text()[-3000:]
+        if then == "interrupted":
+            proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=PATIENCE_S)
+        if then == "waited":
+            assert code == 2, said.read_text()[-3000:]
+            last = said.read_text().strip().splitlines()[-1]
+            assert re.fullmatch(
+                r"benchkit: --launcher ray: the Ray cluster stopped answering \(\S+:\d+: "
+                r"connection refused\): 0 of 3 pilots' runs came back; 2 at work on this "
+                r"machine stopped and recorded \(.*\)",
+                last,
+            ), said.read_text()[-3000:]
+        else:
+            assert code == 130, said.read_text()[-3000:]
         assert pgrep(token) == [] and not [t for t in tasks if alive(t)]
-        runs = benchkit.runs(store)  # each recorded by its worker, or judged here
-        assert runs.height == 2 and set(runs["status"]) <= {"interrupted", "crashed"}
+        # as they were left, before any reader's recovery: each recorded by its worker
+        rows = Store(store).read("runs").select("status", "failure_kind").to_dicts()
+        assert rows == [{"status": "interrupted", "failure_kind": "interrupted"}] * 2
     finally:
         left = [p for p, started in cluster.items() if process_start(p) == started]
         for pid in [*pgrep(token), *left]:
@@ -271,7 +280,8 @@ def test_a_ray_worker_killed_at_its_pilot_is_one_line_and_its_run_judged_at_once
         assert proc.wait(timeout=PATIENCE_S) == 2
         lines = said.read_text().strip().splitlines()
         assert lines[-1].startswith(
-            "benchkit: --launcher ray: a pilot's task failed: The worker died unexpectedly"
+            "benchkit: --launcher ray: a pilot's task failed (WorkerCrashedError: The worker "
+            "died unexpectedly"
         ), said.read_text()[-3000:]
         assert "Traceback" not in said.read_text()
         assert any("now crashed; stopped" in line for line in lines), lines  # its arm
