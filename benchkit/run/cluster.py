@@ -22,6 +22,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
@@ -41,6 +42,7 @@ LOOK_S = 0.25  # how often the caller reads its pilots' stages from their heartb
 ASK_S = 2.0  # how often the caller asks whether its cluster still answers
 ASK_TIMEOUT_S = 3.0  # an ask's wait for an answer: past a lost SYN's resend (1 s)
 LOST_S = 30.0  # how long a cluster answers nothing before the caller calls it gone
+ASKS_AGAIN = 3  # asks, half a second apart, before an interrupt calls a cluster gone
 
 
 def _ray() -> Any:
@@ -283,8 +285,9 @@ def _on_ray(
                 try:
                     run, fault = ray.get(ref)
                 except Exception as exc:  # its worker died, or it was cancelled
-                    launched.faults.append(_cause(exc))
-                    died = died or isinstance(launched.faults[-1], LaunchError)
+                    fault, lost_worker = _cause(exc)
+                    launched.faults.append(fault)
+                    died = died or lost_worker
                     continue
                 if run is not None:
                     back.add(order[ref])
@@ -299,18 +302,22 @@ def _on_ray(
                 _judged(store)  # the runs dead workers left (this machine's), their arms
 
         silence = Silence(_answers_at(address))
+        lost = False  # the cluster called gone: its workers here being stopped
         try:
             while pending:
                 ready, pending = ray.wait(pending, num_returns=1, timeout=LOOK_S)
                 stages.look()
                 came_back(ready)
                 if pending and silence.gone(time.monotonic()):
+                    lost = True
                     stopped = _stopped_here(stages.at_work.values())
                     _judged(store)  # what they left, and what dead workers left
                     launched.faults.insert(0, _lost(silence, len(back), len(plans), stopped))
                     break
         except KeyboardInterrupt:
-            if silence.heard():  # each task cancelled records its run
+            if lost:  # stopped as the cluster's loss stops them: not again
+                raise
+            if silence.heard_again():  # each task cancelled records its run
                 for ref in pending:
                     with contextlib.suppress(Exception):
                         ray.cancel(ref)  # a KeyboardInterrupt in the task
@@ -367,6 +374,16 @@ class Silence:
         self.since = now if self.since is None else self.since
         return now - self.since >= LOST_S
 
+    def heard_again(self) -> bool:
+        """Whether the cluster answers within a few asks (a moment's lost answer is
+        not a dead cluster)."""
+        for ask in range(ASKS_AGAIN):
+            if self.heard():
+                return True
+            if ask < ASKS_AGAIN - 1:
+                time.sleep(0.5)
+        return False
+
     def heard(self) -> bool:
         """Whether the cluster answers now (one that is not watched, always)."""
         if self.where is None:
@@ -403,6 +420,19 @@ def _judged(store: Store) -> None:
     leaves them to the next benchkit."""
     with contextlib.suppress(Exception):
         recover(store)
+
+
+def _started_before(start: int, when: str) -> bool:
+    """Whether a process that started at `start` (clock ticks since boot) started by
+    `when` (ISO 8601; a second's grace for the boot time's whole seconds), as a pilot's
+    worker did before its pilot began."""
+    try:
+        with open("/proc/stat") as stat:
+            boot = next(int(line.split()[1]) for line in stat if line.startswith("btime "))
+    except (OSError, StopIteration, ValueError):
+        return True  # not told here: its start and `ray::` title are the checks
+    began = boot + start / os.sysconf("SC_CLK_TCK")
+    return began <= datetime.fromisoformat(when).timestamp() + 1.0
 
 
 def _a_ray_worker(pid: int) -> bool:
@@ -450,7 +480,10 @@ class _Stages:
                 self._others.add(beat.run_id)
                 continue
             if beat.run_id not in self.at_work:
-                start = process_start(beat.pid) if beat.host == self._here else None
+                here = beat.host == self._here
+                start = process_start(beat.pid) if here else None
+                if start is not None and not _started_before(start, beat.started_at):
+                    start = None  # its pid another process's now: its worker is gone
                 self.at_work[beat.run_id] = (beat.host, beat.pid, start)
             if beat.stage == "start" or self._told.get(beat.run_id) == beat.stage:
                 continue  # not yet at a stage, or at one told
@@ -467,14 +500,19 @@ class _Stages:
         self.at_work.pop(run_id, None)
 
 
-def _cause(exc: Exception) -> Exception:
-    """The pilot's own error inside Ray's wrapper; Ray's own (a worker that died at a
-    pilot, its run recorded by it or judged by recovery) as one line."""
+def _cause(exc: Exception) -> tuple[Exception, bool]:
+    """The pilot's own error inside Ray's wrapper, and whether its worker died: Ray's
+    own error (a worker that died at a pilot, its run left for recovery) as one line;
+    a task ended by an interrupt Ray did not send (its worker signalled), which
+    recorded its run, as one line too."""
     cause = getattr(exc, "cause", None)
     if isinstance(cause, Exception):
-        return cause
+        return cause, False
     kind = type(exc).__name__
+    if isinstance(cause, BaseException):
+        said = f"a pilot's task was interrupted ({type(cause).__name__}); its run is recorded"
+        return LaunchError("--launcher ray", "", said), False
     if type(exc).__module__.startswith("ray.") and kind != "TaskCancelledError":
         said = re.sub(r"\x1b\[[0-9;]*m", "", _first_line(exc))  # Ray colours a title
-        return LaunchError("--launcher ray", "", f"a pilot's task failed ({kind}: {said})")
-    return exc
+        return LaunchError("--launcher ray", "", f"a pilot's task failed ({kind}: {said})"), True
+    return exc, False

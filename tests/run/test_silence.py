@@ -3,7 +3,11 @@ after `LOST_S` without an answer, and an answer meanwhile starts the count again
 
 from __future__ import annotations
 
-from benchkit.run.cluster import ASK_S, LOST_S, Silence
+import os
+from datetime import UTC, datetime, timedelta
+
+from benchkit.run.cluster import ASK_S, LOST_S, Silence, _started_before
+from benchkit.workspace.processes import process_start
 
 
 class Cluster:
@@ -45,3 +49,13 @@ def test_a_cluster_whose_address_cannot_be_told_is_not_watched() -> None:
     cluster.up = False
     silence = Silence(None, ask=cluster.ask)
     assert silence.heard() and not silence.gone(10 * LOST_S) and cluster.asks == 0
+
+
+def test_a_worker_is_the_process_holding_its_pid_only_if_that_began_before_its_pilot() -> None:
+    # a beat names its worker's pid; a process that began after the pilot did holds
+    # that pid now (the kernel reuses pids) and is never the one stopped
+    start = process_start(os.getpid())
+    assert start is not None
+    now = datetime.now(UTC)
+    assert _started_before(start, now.isoformat())
+    assert not _started_before(start, (now - timedelta(days=3650)).isoformat())
