@@ -23,6 +23,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
@@ -35,7 +36,7 @@ from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import Plan, plan
 from benchkit.run.recovery import recover
 from benchkit.store.store import Store
-from benchkit.workspace.processes import alive, process_start
+from benchkit.workspace.processes import alive, process_start, signalled
 
 LOCAL_OBJECT_STORE = 128 * 1024**2  # a local cluster moves specs and runs, nothing big
 LOOK_S = 0.25  # how often the caller reads its pilots' stages from their heartbeats
@@ -402,16 +403,12 @@ def _stopped_here(workers: Iterable[tuple[str, int, int | None]]) -> int:
     ends), and waited for: a worker whose cluster is gone lingers, its arm at work. How
     many were stopped; a process that is no longer the worker seen is passed over."""
     here = socket.gethostname()
-    asked = {}
-    for host, pid, start in workers:
-        if host == here and start is not None and alive(pid, start) and _a_ray_worker(pid):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGTERM)
-                asked[pid] = start
-    deadline = time.monotonic() + STOP_S
-    while any(alive(p, s) for p, s in asked.items()) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return len(asked)
+    mine = {
+        pid: start
+        for host, pid, start in workers
+        if host == here and start is not None and alive(pid, start) and _a_ray_worker(pid)
+    }
+    return signalled(mine, signal.SIGTERM, STOP_S)
 
 
 def _judged(store: Store) -> None:
@@ -426,13 +423,21 @@ def _started_before(start: int, when: str) -> bool:
     """Whether a process that started at `start` (clock ticks since boot) started by
     `when` (ISO 8601; a second's grace for the boot time's whole seconds), as a pilot's
     worker did before its pilot began."""
-    try:
-        with open("/proc/stat") as stat:
-            boot = next(int(line.split()[1]) for line in stat if line.startswith("btime "))
-    except (OSError, StopIteration, ValueError):
+    boot = _boot_s()
+    if boot is None:
         return True  # not told here: its start and `ray::` title are the checks
     began = boot + start / os.sysconf("SC_CLK_TCK")
     return began <= datetime.fromisoformat(when).timestamp() + 1.0
+
+
+@cache
+def _boot_s() -> int | None:
+    """When this machine booted (seconds since the epoch), or None where not told."""
+    try:
+        with open("/proc/stat") as stat:
+            return next(int(line.split()[1]) for line in stat if line.startswith("btime "))
+    except (OSError, StopIteration, ValueError):
+        return None
 
 
 def _a_ray_worker(pid: int) -> bool:

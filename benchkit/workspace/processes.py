@@ -11,7 +11,7 @@ import gc
 import os
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 
@@ -75,19 +75,27 @@ def killed(pids: Iterable[int], patience_s: float = KILL_PATIENCE_S) -> int:
     given back its memory (10 ms for 512 MB, longer on a busy machine), and until then
     it may finish a write into a folder the caller removes next. How many were asked."""
     asked = {pid: process_start(pid) for pid in pids}
+    signalled(asked, signal.SIGKILL, patience_s)
+    return len(asked)
+
+
+def signalled(starts: Mapping[int, int | None], signum: int, patience_s: float) -> int:
+    """Send `signum` to each process (pid: its start; one gone meanwhile, or not ours,
+    passed over), then wait until those it reached have ended, at most `patience_s`
+    (one in the kernel's hands, a hung disk say, is left to it). How many it reached."""
     sent = {}
-    for pid, start in asked.items():
+    for pid, start in starts.items():
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
+            os.kill(pid, signum)
             sent[pid] = start
     deadline = time.monotonic() + patience_s
     pause = 0.0005
     while any(alive(pid, start) for pid, start in sent.items() if start is not None):
         if time.monotonic() >= deadline:
-            break  # one in the kernel's hands (a hung disk): stopped, if not yet ended
+            break
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
-    return len(asked)
+    return len(sent)
 
 
 def group_left(pgid: int, settle_s: float = SETTLE_S) -> bool:

@@ -52,9 +52,7 @@ def test_a_sigkilled_benchkit_on_a_local_ray_cluster_leaves_no_worker_and_no_arm
     # Ray's workers die with the cluster benchkit started, without a word: the arms
     # stop with their sandbox (bwrap --die-with-parent), the runs are judged crashed
     # by the next benchkit, and the set runs them again.
-    token = f"sleep 3599.{os.getpid()}"  # far past the wait below: only a stop ends it
-    arm = tmp_path / "sleepy.toml"
-    arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 3600\n')
+    token, arm = _sleepy(tmp_path, 3599)
     store = tmp_path / "store"
     argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
     argv += ["--arm", str(arm), "--trials", "2", "--launcher", "ray", "--jobs", "2"]
@@ -64,12 +62,7 @@ def test_a_sigkilled_benchkit_on_a_local_ray_cluster_leaves_no_worker_and_no_arm
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
     cluster: dict[int, int | None] = {}  # Ray's own daemons too, by pid and start
     try:
-        deadline = time.monotonic() + PATIENCE_S
-        tasks: list[int] = []
-        while len(tasks) < 2 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)  # both arms at work
-            tasks = [p for p in _descendants(proc.pid) if _at_work(p, token)]
-        assert len(tasks) == 2, f"each pilot a Ray task, its arm at work:\n{said.read_text()}"
+        tasks = _tasks_at_work(proc, proc.pid, token, 2, said)  # both arms at work
         cluster = {p: process_start(p) for p in _descendants(proc.pid)}
         proc.kill()
         proc.wait()
@@ -105,9 +98,7 @@ def test_a_matrix_whose_ray_cluster_dies_stops_its_pilots_and_says_so_in_one_lin
     # Ray's own abort a minute later, or for ever on a cluster `ray stop` ended), its
     # workers linger and their arms run on (here with no sandbox to end them); a
     # Ctrl-C meanwhile cancelled tasks no cluster could cancel, and Ray aborted it too.
-    token = f"sleep 3598.{os.getpid()}"
-    arm = tmp_path / "sleepy.toml"
-    arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 3600\n')
+    token, arm = _sleepy(tmp_path, 3598)
     store = tmp_path / "store"
     argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
     argv += ["--arm", str(arm), "--trials", "3", "--launcher", "ray", "--jobs", "2"]
@@ -117,12 +108,7 @@ def test_a_matrix_whose_ray_cluster_dies_stops_its_pilots_and_says_so_in_one_lin
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
     cluster: dict[int, int | None] = {}
     try:
-        deadline = time.monotonic() + PATIENCE_S
-        tasks: list[int] = []
-        while len(tasks) < 2 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-            tasks = [p for p in _descendants(proc.pid) if _at_work(p, token)]
-        assert len(tasks) == 2, f"each pilot a Ray task, its arm at work:\n{said.read_text()}"
+        tasks = _tasks_at_work(proc, proc.pid, token, 2, said)  # both arms at work
         cluster = {p: process_start(p) for p in _descendants(proc.pid)}
         daemons = [p for p in cluster if re.search(r"/(gcs_server|raylet) ", _cmdline(p))]
         assert len(daemons) == 2, [_cmdline(p)[:80] for p in cluster]
@@ -151,6 +137,29 @@ def test_a_matrix_whose_ray_cluster_dies_stops_its_pilots_and_says_so_in_one_lin
         for pid in [*pgrep(token), *left]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def _sleepy(tmp_path: Path, seconds: int) -> tuple[str, Path]:
+    """An arm file whose command sleeps far past any wait here (only a stop ends it),
+    and its command, which tells its processes apart from other tests'."""
+    token = f"sleep {seconds}.{os.getpid()}"
+    arm = tmp_path / "sleepy.toml"
+    arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 3600\n')
+    return token, arm
+
+
+def _tasks_at_work(
+    proc: subprocess.Popen[bytes], root: int, token: str, wanted: int, said: Path
+) -> list[int]:
+    """The Ray tasks under `root` whose arm runs `token`, once `wanted` are at work
+    (asserted; `said`: the command's stderr, shown if not)."""
+    deadline = time.monotonic() + PATIENCE_S
+    tasks: list[int] = []
+    while len(tasks) < wanted and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+        tasks = [p for p in _descendants(root) if _at_work(p, token)]
+    assert len(tasks) == wanted, f"each pilot a Ray task, its arm at work:\n{said.read_text()}"
+    return tasks
 
 
 def _at_work(pid: int, token: str) -> bool:
@@ -260,9 +269,7 @@ def test_a_ray_worker_killed_at_its_pilot_is_one_line_and_its_run_judged_at_once
     # as the kernel's OOM killer would: Ray says "the worker died unexpectedly" in a
     # traceback of its own, and the run stayed `running`, its arm at work, until the
     # next benchkit read the store
-    token = f"sleep 3597.{os.getpid()}"
-    arm = tmp_path / "sleepy.toml"
-    arm.write_text(f'name = "sleepy"\ncommand = "{token}"\ntimeout = 3600\n')
+    token, arm = _sleepy(tmp_path, 3597)
     argv = [sys.executable, "-m", "benchkit", "pilot", "--bench", str(tiny.bench_dir)]
     argv += ["--arm", str(arm), "--launcher", "ray", "--ray-address", local_ray]
     argv += ["--sandbox", "none", "--quiet", "--store", str(tmp_path / "s")]
@@ -270,12 +277,7 @@ def test_a_ray_worker_killed_at_its_pilot_is_one_line_and_its_run_judged_at_once
     with said.open("wb") as err:
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
     try:
-        deadline = time.monotonic() + PATIENCE_S
-        tasks: list[int] = []
-        while not tasks and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-            tasks = [p for p in _descendants(os.getpid()) if _at_work(p, token)]
-        assert len(tasks) == 1, said.read_text()
+        tasks = _tasks_at_work(proc, os.getpid(), token, 1, said)  # on the module's cluster
         os.kill(tasks[0], signal.SIGKILL)
         assert proc.wait(timeout=PATIENCE_S) == 2
         lines = said.read_text().strip().splitlines()
