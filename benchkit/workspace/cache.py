@@ -34,12 +34,13 @@ def cache_dir() -> Path:
 
 
 @contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """An exclusive lock beside `path`, so that pilots in parallel processes share what
-    the cache holds (a mirror, an environment) safely."""
+def locked(path: Path, *, shared: bool = False) -> Iterator[None]:
+    """A lock beside `path`, so that pilots in parallel processes share what the cache
+    holds (a mirror, an environment) safely: exclusive, to make or remove it; `shared`
+    with the others that only read it (a copy of it made, a check of it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        fcntl.flock(handle, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         try:
             yield
         finally:

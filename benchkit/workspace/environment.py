@@ -89,13 +89,16 @@ def ensure(recipe: Recipe, *, log: Path) -> Environment:
         return builder.build(recipe, final, log=log)
     final.parent.mkdir(parents=True, exist_ok=True)
     swept()
-    with locked(final):  # one build per key, whatever runs in parallel
+    with locked(final, shared=True):  # beside the copies other pilots make of it
         found = _load(final, recipe)
-        if found is not None:
-            log.parent.mkdir(parents=True, exist_ok=True)
-            log.write_text(f"environment {recipe.key}: reused from {final}\n")
-            return found
-        return builder.build(recipe, final, log=log)
+    if found is None:
+        with locked(final):  # one build per key, whatever runs in parallel
+            found = _load(final, recipe)
+            if found is None:
+                return builder.build(recipe, final, log=log)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(f"environment {recipe.key}: reused from {final}\n")
+    return found
 
 
 def swept() -> list[str]:
@@ -198,7 +201,7 @@ def instantiate(
     try:
         if bound:
             _hold(environment.path, where)  # first: the order a drop takes them in
-        with locked(environment.path):  # not while a drop or a prune removes it
+        with locked(environment.path, shared=True):  # not while a drop or a prune removes it
             if not (environment.path / META).exists():
                 raise OSError(f"the cached environment {environment.path.name} was removed")
             writable: tuple[tuple[Path, Path], ...] = ()
@@ -315,7 +318,7 @@ def remove(instance: Instance | None, *, read_only: bool = False) -> None:
         return
     cached_path = instance.environment.path
     assert cached_path is not None
-    with locked(cached_path):
+    with locked(cached_path, shared=True):  # beside other pilots' copies and checks
         try:
             meta = json.loads((cached_path / META).read_text())
             built, digest = meta["manifest"], meta.get("contents")
