@@ -5,17 +5,23 @@ Each way is the real command, `benchkit pilot`, in a process of its own, timed f
 its start to its exit. The demo bench's environment and its baseline are built first
 (a warm cache for all); then the same 16 demo pilots (four arms, four trials) run
 serially, with `--jobs 2`, and on Ray, each into a store of its own sharing the
-baseline, in rounds (serial then jobs, again; then Ray's, once its cluster is up:
-`ray start --head --num-cpus 2`, timed apart, as its `ray stop` is), and the script
-prints each round's wall side by side with the medians. Targets on a quiet 2-core
-machine: `--jobs 2` at least 1.7x faster than serial; Ray within 15% of `--jobs 2`,
-both on the medians. Where Ray spends its CPU is printed too: the CPU seconds of the
+baseline, in rounds, on a cluster started first (`ray start --head --num-cpus 2`,
+timed apart as its `ray stop` is, then one driver that joins and leaves, untimed, so
+that no round's is the cluster's first). Each round holds every way, each round in
+another order (serial, jobs, Ray; then jobs, Ray, serial; ...): this machine slows by
+about a tenth under a few minutes of load and recovers at rest, so a way that always
+ran last would be measured on a slower machine. The idle cluster's daemons beside the
+other ways are measured and printed (about 1% of this machine). The script prints
+each round's wall side by side with the medians. Targets on a quiet 2-core machine:
+`--jobs 2` at least 1.7x faster than serial; Ray within 15% of `--jobs 2`, both on the
+medians. Where Ray spends its CPU is printed too: the CPU seconds of the
 whole machine during each way's median round (`/proc/stat`), beside serial's; and
 where each way's time goes, from its runs: when its first pilot began after the
 command started, its pilots' mean wall, and how long the command took to exit after
 its last pilot ended.
 
     .venv/bin/python benchmarks/parallel.py [--trials N] [--jobs N] [--rounds N] [--no-ray]
+        [--sandbox auto]
 """
 
 from __future__ import annotations
@@ -42,6 +48,27 @@ def _busy() -> float:
     return (sum(fields[:8]) - fields[3] - fields[4]) / TICKS
 
 
+def _daemons() -> dict[int, int]:
+    """This machine's Ray daemons (a job's workers apart): their CPU ticks so far."""
+    ticks = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            command = (stat.parent / "cmdline").read_bytes()
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        agent = command.startswith((b"ray::DashboardAgent", b"ray::RuntimeEnvAgent"))
+        if agent or (b"/ray/" in command and b"default_worker.py" not in command):
+            ticks[int(stat.parent.name)] = int(fields[11]) + int(fields[12])
+    return ticks
+
+
+def _spent(since: dict[int, int]) -> float:
+    """The CPU seconds the daemons seen `since` took since."""
+    now = _daemons()
+    return sum(now[pid] - ticks for pid, ticks in since.items() if pid in now) / TICKS
+
+
 def _shape(store: Path, started: float, ended: float) -> tuple[float, float, float]:
     """A way's round, from its runs: its first pilot's start after the command's, its
     pilots' mean wall, and the command's exit after its last pilot's end (s)."""
@@ -59,6 +86,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-ray", action="store_true", help="serial and --jobs only")
+    parser.add_argument(
+        "--sandbox", default="auto", help="the pilots' (none: what a machine without bwrap runs)"
+    )
     args = parser.parse_args()
     bin_ = Path(sys.executable).parent
     cli, ray_cli = str(bin_ / "benchkit"), str(bin_ / "ray")
@@ -73,7 +103,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="benchkit-parallel-") as scratch:
         os.environ["BENCHKIT_CACHE"] = str(Path(scratch) / "cache")
         warm = Path(scratch) / "warm"
-        pilot = [cli, "pilot", "--bench", "demo", "--quiet"]
+        pilot = [cli, "pilot", "--bench", "demo", "--quiet", "--sandbox", args.sandbox]
         subprocess.run(
             [*pilot, "--arm", "noop", "--store", str(warm)], check=True, capture_output=True
         )
@@ -93,26 +123,35 @@ def main() -> None:
                 sys.exit(f"{label} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
             shapes[label].append(_shape(store, clock, clock + walls[label][-1]))
 
-        for round_ in range(args.rounds):  # without Ray: its daemons would take a share
-            for label in (w for w in ways if w != "ray"):
-                timed(label, round_)
         ray_start = ray_stop = 0.0
         if "ray" in ways:
             started = time.perf_counter()
             head = [ray_cli, "start", "--head", f"--num-cpus={args.jobs}"]
             subprocess.run([*head, "--include-dashboard=false"], check=True, capture_output=True)
             ray_start = time.perf_counter() - started
-            try:
-                for round_ in range(args.rounds):
-                    timed("ray", round_)
-            finally:
+            joined = "import ray; ray.init(address='auto'); ray.shutdown()"
+            subprocess.run([sys.executable, "-c", joined], check=True, capture_output=True)
+        beside: list[float] = []  # the idle cluster's CPU-s during each other way's round
+        try:
+            labels = list(ways)
+            for round_ in range(args.rounds):
+                for label in labels[round_ % len(labels) :] + labels[: round_ % len(labels)]:
+                    idle = _daemons()
+                    timed(label, round_)
+                    if label != "ray" and "ray" in ways:
+                        beside.append(_spent(idle) / walls[label][-1])
+        finally:
+            if "ray" in ways:
                 started = time.perf_counter()
                 subprocess.run([ray_cli, "stop", "--force"], capture_output=True)
                 ray_stop = time.perf_counter() - started
     middle = {label: statistics.median(each) for label, each in walls.items()}
     spent = {label: statistics.median(each) for label, each in cpu.items()}
     serial, parallel = middle["serial"], middle[jobs]
-    print(f"{args.trials * len(ARMS)} demo pilots ({', '.join(ARMS)} x {args.trials}), warm cache")
+    print(
+        f"{args.trials * len(ARMS)} demo pilots ({', '.join(ARMS)} x {args.trials}), warm cache, "
+        f"--sandbox {args.sandbox}"
+    )
     print("each way `benchkit pilot` in a process of its own, from its start to its exit\n")
     rounds = "".join(f"{f'round {n + 1}':>10}" for n in range(args.rounds))
     print(f"{'':<10}{rounds}{'median':>10}  vs serial  machine CPU-s")
@@ -141,7 +180,9 @@ def main() -> None:
         )
         print(
             f"the local cluster, apart: `ray start --head` {ray_start:.2f} s, "
-            f"`ray stop` {ray_stop:.2f} s"
+            f"`ray stop` {ray_stop:.2f} s; idle beside the other ways, its daemons took "
+            f"{statistics.median(beside):.3f} CPU-s a second "
+            f"({statistics.median(beside) / (os.cpu_count() or 1):.1%} of this machine)"
         )
     print(f"1-minute load at the end: {os.getloadavg()[0]:.2f}")
 
