@@ -371,8 +371,8 @@ def test_pilots_copy_and_check_one_environment_together_and_a_drop_waits(tmp_pat
     and its clean tree's) and checks it as it ends: reads of the cache, each under the
     environment's lock taken shared, so that another pilot's copy or check (here: its
     shared lock, held) never holds them up. Taken exclusive, they queued behind each
-    other: `--jobs 2 --sandbox none` spent 0.4 to 0.9 s a pilot waiting (0.14 s
-    serially). A drop, which removes the environment, still waits for them."""
+    other (seen: this test's pilot waited for the other's lock). A drop, which removes
+    the environment, still waits for them."""
     from benchkit.workspace.environment import (
         ensure,
         instantiate,
