@@ -10,12 +10,13 @@ timed apart as its `ray stop` is, then one driver that joins and leaves, untimed
 that no round's is the cluster's first). Each round holds every way, each round in
 another order (serial, jobs, Ray; then jobs, Ray, serial; ...): this machine slows by
 about a tenth under a few minutes of load and recovers at rest, so a way that always
-ran last would be measured on a slower machine. The idle cluster's daemons beside the
-other ways are measured and printed (about 1% of this machine). The script prints
-each round's wall side by side with the medians. Targets on a quiet 2-core machine:
-`--jobs 2` at least 1.7x faster than serial; Ray within 15% of `--jobs 2`, both on the
-medians. Where Ray spends its CPU is printed too: the CPU seconds of the
-whole machine during each way's median round (`/proc/stat`), beside serial's; and
+ran last would be measured on a slower machine. Serial and `--jobs 2` so run beside
+the idle cluster, whose daemons' CPU meanwhile is measured and printed; `--no-ray`
+runs them on a machine without it. The script prints each round's wall side by side
+with the medians. Targets on a quiet 2-core machine: `--jobs 2` at least 1.7x faster
+than serial; Ray within 15% of `--jobs 2`, both on the medians. Where Ray spends its
+CPU is printed too: the CPU seconds of the whole machine during each way's median
+round (`/proc/stat`), beside serial's; and
 where each way's time goes, from its runs: when its first pilot began after the
 command started, its pilots' mean wall, and how long the command took to exit after
 its last pilot ended.
@@ -124,24 +125,25 @@ def main() -> None:
             shapes[label].append(_shape(store, clock, clock + walls[label][-1]))
 
         ray_start = ray_stop = 0.0
-        if "ray" in ways:
-            started = time.perf_counter()
-            head = [ray_cli, "start", "--head", f"--num-cpus={args.jobs}"]
-            subprocess.run([*head, "--include-dashboard=false"], check=True, capture_output=True)
-            ray_start = time.perf_counter() - started
-            joined = "import ray; ray.init(address='auto'); ray.shutdown()"
-            subprocess.run([sys.executable, "-c", joined], check=True, capture_output=True)
-        beside: list[float] = []  # the idle cluster's CPU-s during each other way's round
+        beside: list[float] = []  # the idle cluster's CPU-s a second beside each other way
         try:
+            if "ray" in ways:
+                started = time.perf_counter()
+                head = [ray_cli, "start", "--head", f"--num-cpus={args.jobs}"]
+                head.append("--include-dashboard=false")
+                subprocess.run(head, check=True, capture_output=True)
+                ray_start = time.perf_counter() - started
+                joined = "import ray; ray.init(address='auto'); ray.shutdown()"
+                subprocess.run([sys.executable, "-c", joined], check=True, capture_output=True)
             labels = list(ways)
             for round_ in range(args.rounds):
                 for label in labels[round_ % len(labels) :] + labels[: round_ % len(labels)]:
-                    idle = _daemons()
+                    idle, since = _daemons(), time.perf_counter()
                     timed(label, round_)
                     if label != "ray" and "ray" in ways:
-                        beside.append(_spent(idle) / walls[label][-1])
+                        beside.append(_spent(idle) / (time.perf_counter() - since))
         finally:
-            if "ray" in ways:
+            if "ray" in ways:  # a cluster whose start failed midway is stopped too
                 started = time.perf_counter()
                 subprocess.run([ray_cli, "stop", "--force"], capture_output=True)
                 ray_stop = time.perf_counter() - started

@@ -37,10 +37,18 @@ def cache_dir() -> Path:
 def locked(path: Path, *, shared: bool = False) -> Iterator[None]:
     """A lock beside `path`, so that pilots in parallel processes share what the cache
     holds (a mirror, an environment) safely: exclusive, to make or remove it; `shared`
-    with the others that only read it (a copy of it made, a check of it)."""
+    with the others that only read it (a copy of it made, a check of it). A gate
+    beside it lets one waiting to take it exclusive in before the shared ones that
+    come after it: flock alone lets readers in while a writer waits, so readers that
+    overlap would keep it waiting for ever."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".lock"), "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+    how = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+    gate_path, lock_path = path.with_suffix(".gate"), path.with_suffix(".lock")
+    with open(gate_path, "a") as gate, open(lock_path, "w") as handle:
+        fcntl.flock(gate, how)
+        fcntl.flock(handle, how)
+        if shared:
+            fcntl.flock(gate, fcntl.LOCK_UN)  # in: whoever waits at the gate goes next
         try:
             yield
         finally:

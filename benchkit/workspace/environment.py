@@ -320,7 +320,8 @@ def remove(instance: Instance | None, *, read_only: bool = False) -> None:
     assert cached_path is not None
     with locked(cached_path, shared=True):  # beside other pilots' copies and checks
         try:
-            meta = json.loads((cached_path / META).read_text())
+            seen = (cached_path / META).read_text()
+            meta = json.loads(seen)
             built, digest = meta["manifest"], meta.get("contents")
         except (OSError, ValueError, KeyError, TypeError):
             return  # dropped meanwhile
@@ -330,7 +331,7 @@ def remove(instance: Instance | None, *, read_only: bool = False) -> None:
         if manifest(cached_path) == built and digest in (None, contents(cached_path)):
             return
     said = "it was dropped and will be built again"
-    if not _drop(cached_path):
+    if not _drop(cached_path, seen):
         said = (
             f"pilots that bind it were still at work after {DROP_WAIT_S:g} s: it was kept; "
             "`benchkit env prune --all` drops it once they are done"
@@ -342,21 +343,31 @@ def remove(instance: Instance | None, *, read_only: bool = False) -> None:
     )
 
 
-def _drop(cached_path: Path) -> bool:
-    """Remove a cached environment once no pilot binds it (within `DROP_WAIT_S`);
-    whether it is gone."""
+def _drop(cached_path: Path, seen: str) -> bool:
+    """Remove the cached environment whose `META` read `seen` once no pilot binds it
+    (within `DROP_WAIT_S`); whether it is gone."""
     deadline = time.monotonic() + DROP_WAIT_S
-    while not removed_unless_bound(cached_path):
+    while not removed_unless_bound(cached_path, seen=seen):
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.2)
     return True
 
 
-def removed_unless_bound(cached_path: Path) -> bool:
-    """Remove a cached environment unless a pilot binds it; whether it was."""
+def removed_unless_bound(cached_path: Path, *, seen: str | None = None) -> bool:
+    """Remove a cached environment unless a pilot binds it; whether it was. With
+    `seen`, only the build whose `META` read so: another pilot's check may have
+    dropped it first and a pilot built it again since (then gone already: True)."""
     with _unused(cached_path) as unused:
         if unused:
             with locked(cached_path):
-                shutil.rmtree(cached_path, ignore_errors=True)
+                if seen is None or _meta_text(cached_path) == seen:
+                    shutil.rmtree(cached_path, ignore_errors=True)
         return unused
+
+
+def _meta_text(cached_path: Path) -> str | None:
+    try:
+        return (cached_path / META).read_text()
+    except OSError:
+        return None

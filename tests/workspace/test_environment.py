@@ -398,7 +398,8 @@ def test_pilots_copy_and_check_one_environment_together_and_a_drop_waits(tmp_pat
     with ThreadPoolExecutor(2) as threads:
         with open(environment.path.with_suffix(".lock"), "a") as other:  # another pilot's
             fcntl.flock(other, fcntl.LOCK_SH)
-            assert threads.submit(pilot).result(timeout=PATIENCE_S)  # beside the other
+            beside = threads.submit(pilot)  # a reuse, a copy, a check: a second alone
+            assert beside.result(timeout=300)  # else it waits for the other (forever)
             assert not (tmp_path / "tree-env").exists()
             dropping = threads.submit(removed_unless_bound, environment.path)
             time.sleep(0.5)
@@ -406,6 +407,23 @@ def test_pilots_copy_and_check_one_environment_together_and_a_drop_waits(tmp_pat
             assert environment.path.is_dir()
         assert dropping.result(timeout=PATIENCE_S)  # once it let go
     assert not environment.path.exists()
+
+
+def test_a_drop_leaves_the_build_made_since_its_check(tmp_path: Path) -> None:
+    """Two pilots' checks may both find the environment written in place: the first
+    drops it, a pilot builds it again, and the second's drop must leave that build (a
+    drop removes only the build whose record its check read)."""
+    from benchkit.workspace.environment import removed_unless_bound
+
+    folder = tmp_path / "envs" / "venv-key"
+    folder.mkdir(parents=True)
+    (folder / META).write_text('{"built_at": "then"}')
+    seen = (folder / META).read_text()
+    (folder / META).write_text('{"built_at": "now"}')  # dropped and built again since
+    assert removed_unless_bound(folder, seen=seen)  # the build it saw is gone
+    assert folder.is_dir()
+    assert removed_unless_bound(folder, seen=(folder / META).read_text())
+    assert not folder.exists()
 
 
 def test_env_list_and_prune(tmp_path: Path) -> None:
