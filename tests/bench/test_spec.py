@@ -240,6 +240,7 @@ def test_a_failed_clone_leaves_nothing_and_an_option_is_no_url(tmp_path: Path) -
         with pytest.raises(BenchError, match=r"repo\.git: cannot clone"):
             benchkit.pilot(str(tmp_path / "b"), arm="noop", store=tmp_path / "store")
     assert not planted.exists()  # the option reached git as a URL, never as an option
-    left = [p.name for p in (cache_dir() / "repos").iterdir() if not p.name.endswith(".lock")]
+    locks = (".lock", ".gate")
+    left = [p.name for p in (cache_dir() / "repos").iterdir() if not p.name.endswith(locks)]
     assert left == []  # no half-made mirror
     assert not (tmp_path / "store").exists()
