@@ -57,9 +57,14 @@ def locked(path: Path, *, shared: bool = False) -> Iterator[None]:
 
 @contextmanager
 def locked_if_free(path: Path) -> Iterator[bool]:
-    """`locked`, taken only when no one holds it (never waits): whether it was."""
-    with held_if_free(path.with_suffix(".lock")) as free:
-        yield free
+    """`locked`, taken alone only when no one holds it or waits at its gate (never
+    waits): whether it was."""
+    with held_if_free(path.with_suffix(".gate")) as at_gate:
+        if not at_gate:
+            yield False
+            return
+        with held_if_free(path.with_suffix(".lock")) as free:
+            yield free
 
 
 @contextmanager

@@ -319,17 +319,9 @@ def remove(instance: Instance | None, *, read_only: bool = False) -> None:
     cached_path = instance.environment.path
     assert cached_path is not None
     with locked(cached_path, shared=True):  # beside other pilots' copies and checks
-        try:
-            seen = (cached_path / META).read_text()
-            meta = json.loads(seen)
-            built, digest = meta["manifest"], meta.get("contents")
-        except (OSError, ValueError, KeyError, TypeError):
-            return  # dropped meanwhile
-        # its sizes and times, then its bytes (what an arm that restores the times of
-        # a file it rewrote changes); an environment built before benchkit kept its
-        # contents' digest is checked by sizes and times only
-        if manifest(cached_path) == built and digest in (None, contents(cached_path)):
-            return
+        seen = _meta_text(cached_path)
+        if seen is None or _as_built(cached_path, seen):
+            return  # dropped meanwhile, or as it was built
     said = "it was dropped and will be built again"
     if not _drop(cached_path, seen):
         said = (
@@ -356,12 +348,14 @@ def _drop(cached_path: Path, seen: str) -> bool:
 
 def removed_unless_bound(cached_path: Path, *, seen: str | None = None) -> bool:
     """Remove a cached environment unless a pilot binds it; whether it was. With
-    `seen`, only the build whose `META` read so: another pilot's check may have
-    dropped it first and a pilot built it again since (then gone already: True)."""
+    `seen`, the build whose `META` read so; one whose `META` reads otherwise now (another
+    pilot's check dropped it and a pilot built it again since, or a pilot's arm wrote
+    its `META` through a copy's link) is checked again, and kept only as built."""
     with _unused(cached_path) as unused:
         if unused:
             with locked(cached_path):
-                if seen is None or _meta_text(cached_path) == seen:
+                now = _meta_text(cached_path)
+                if seen is None or now == seen or (now and not _as_built(cached_path, now)):
                     shutil.rmtree(cached_path, ignore_errors=True)
         return unused
 
@@ -371,3 +365,16 @@ def _meta_text(cached_path: Path) -> str | None:
         return (cached_path / META).read_text()
     except OSError:
         return None
+
+
+def _as_built(cached_path: Path, meta_text: str) -> bool:
+    """Whether a cached environment is as its `META` (read as `meta_text`) says it was
+    built: its files' sizes and times, then their bytes (what an arm that restores the
+    times of a file it rewrote changes); one built before benchkit kept its contents'
+    digest, by sizes and times only. An unreadable `META` is not."""
+    try:
+        meta = json.loads(meta_text)
+        built, digest = meta["manifest"], meta.get("contents")
+    except (ValueError, KeyError, TypeError):
+        return False
+    return manifest(cached_path) == built and digest in (None, contents(cached_path))

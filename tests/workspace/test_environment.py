@@ -399,7 +399,7 @@ def test_pilots_copy_and_check_one_environment_together_and_a_drop_waits(tmp_pat
         with open(environment.path.with_suffix(".lock"), "a") as other:  # another pilot's
             fcntl.flock(other, fcntl.LOCK_SH)
             beside = threads.submit(pilot)  # a reuse, a copy, a check: a second alone
-            assert beside.result(timeout=300)  # else it waits for the other (forever)
+            assert beside.result(timeout=PATIENCE_S)  # else it waits for the other
             assert not (tmp_path / "tree-env").exists()
             dropping = threads.submit(removed_unless_bound, environment.path)
             time.sleep(0.5)
@@ -412,17 +412,28 @@ def test_pilots_copy_and_check_one_environment_together_and_a_drop_waits(tmp_pat
 def test_a_drop_leaves_the_build_made_since_its_check(tmp_path: Path) -> None:
     """Two pilots' checks may both find the environment written in place: the first
     drops it, a pilot builds it again, and the second's drop must leave that build (a
-    drop removes only the build whose record its check read)."""
+    drop removes the build whose record its check read; another, only if it is not as
+    built: an arm that rewrites `META` through its copy's link dodges nothing)."""
     from benchkit.workspace.environment import removed_unless_bound
+    from benchkit.workspace.recipe import contents, manifest
 
     folder = tmp_path / "envs" / "venv-key"
-    folder.mkdir(parents=True)
-    (folder / META).write_text('{"built_at": "then"}')
+    (folder / "lib").mkdir(parents=True)
+    (folder / "lib" / "m.py").write_text("x = 1\n")
+
+    def built(at: str) -> str:
+        meta = {"built_at": at, "manifest": manifest(folder), "contents": contents(folder)}
+        (folder / META).write_text(json.dumps(meta))
+        return (folder / META).read_text()
+
+    seen = built("then")
+    built("now")  # dropped and built again since
+    assert removed_unless_bound(folder, seen=seen)
+    assert folder.is_dir()  # the new build, as built: kept
     seen = (folder / META).read_text()
-    (folder / META).write_text('{"built_at": "now"}')  # dropped and built again since
-    assert removed_unless_bound(folder, seen=seen)  # the build it saw is gone
-    assert folder.is_dir()
-    assert removed_unless_bound(folder, seen=(folder / META).read_text())
+    (folder / "lib" / "m.py").write_text("x = 2\n")  # written in place
+    (folder / META).write_text(seen.replace('"now"', '"later"'))  # and its record too
+    assert removed_unless_bound(folder, seen=seen)
     assert not folder.exists()
 
 

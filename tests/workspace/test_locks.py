@@ -35,8 +35,10 @@ def test_readers_share_the_lock_and_a_waiting_writer_goes_before_later_ones(
     path = tmp_path / "envs" / "venv-key"
     order: list[str] = []
     first_in, let_go = threading.Event(), threading.Event()
+    asking = {name: threading.Event() for name in ("first reader", "second reader", "later reader")}
 
     def read(name: str, hold: bool) -> None:
+        asking[name].set()
         with locked(path, shared=True):
             order.append(name)
             if hold:
@@ -53,12 +55,13 @@ def test_readers_share_the_lock_and_a_waiting_writer_goes_before_later_ones(
             assert first_in.wait(PATIENCE_S)
             threads.submit(read, "second reader", False).result(timeout=PATIENCE_S)  # beside
             writer = threads.submit(write)
-            deadline = time.monotonic() + 60  # a thread's way to a flock: microseconds
+            deadline = time.monotonic() + PATIENCE_S
             while not _gate_closed(path):  # the writer at the gate, waiting for the first
                 assert time.monotonic() < deadline, "the writer never took the gate"
                 time.sleep(0.01)
             later = threads.submit(read, "later reader", False)
-            time.sleep(0.5)
+            assert asking["later reader"].wait(PATIENCE_S)
+            time.sleep(0.5)  # at the gate by now, or it would be in
             assert order == ["first reader", "second reader"]  # neither writer nor later in
         finally:
             let_go.set()
