@@ -11,15 +11,16 @@ Two such stores, side by side:
 
 Each figure comes from a fresh process:
 
-- `bk.runs()`, which reads the 5,000 files in one scan and writes nothing (the best
-  of 3; the files are the same before and after, or the script stops), and beside it
-  polars' own scan of the same files with no benchkit code (`pl.scan_parquet` with
-  the first file's schema, the best of 3): the floor the format and the engine set;
+- `bk.runs()`, which reads the 5,000 files in one scan and writes nothing (the files
+  are the same before and after, or the script stops), and beside it polars' own
+  scan of the same files with no benchkit code (`pl.scan_parquet` with the first
+  file's schema): the floor the format and the engine set;
 - `benchkit runs` (recovery and the table printed), a whole process, beside polars'
   scan in a whole process (python started, polars imported, the files scanned), and
-  `bk.scan().collect()`, the best of 3;
+  `bk.scan().collect()`; these four each the best of 3, taken in turns (one of each,
+  then again: this machine slows under minutes of load);
 - `benchkit compact`, then on the compacted store `benchkit runs` beside `bk.runs()`
-  in a process of its own (a process each, its whole life).
+  in a process of its own (a process each, its whole life; in turns too).
 
 Targets on this 2-core machine: the first read, `bk.runs()` and `benchkit runs`
 alike, within 1.25x of polars' own scan (in a process, for the command); on the
@@ -101,14 +102,25 @@ def loose_store(folder: Path, rows: Rows, runs: int) -> Path:
 
 def best(argv: list[str], repeat: int = 3) -> tuple[float, list[float]]:
     """The best wall time of a command, and the figures its best run printed."""
-    runs = []
+    [found] = in_turns([argv], repeat)
+    return found
+
+
+def in_turns(commands: list[list[str]], repeat: int = 3) -> list[tuple[float, list[float]]]:
+    """Each command's best wall time and the figures its best run printed, the
+    commands run in turns (one of each, then again): this machine slows under minutes
+    of load, and a command timed after another's rounds would be timed on a slower
+    one."""
+    runs: list[list[tuple[float, list[float]]]] = [[] for _ in commands]
     for _ in range(repeat):
-        started = time.perf_counter()
-        done = subprocess.run(argv, capture_output=True, text=True, check=True)
-        wall = time.perf_counter() - started
-        last = done.stdout.strip().splitlines()[-1].split() if done.stdout.strip() else []
-        runs.append((wall, [float(x) for x in last if x.replace(".", "", 1).isdigit()]))
-    return min(runs)
+        for argv, each in zip(commands, runs, strict=True):
+            started = time.perf_counter()
+            done = subprocess.run(argv, capture_output=True, text=True, check=True)
+            wall = time.perf_counter() - started
+            out = done.stdout.strip()
+            last = out.splitlines()[-1].split() if out else []
+            each.append((wall, [float(x) for x in last if x.replace(".", "", 1).isdigit()]))
+    return [min(each) for each in runs]
 
 
 def figures(root: Path, rows: Rows, runs: int) -> dict[str, float]:
@@ -121,15 +133,14 @@ def figures(root: Path, rows: Rows, runs: int) -> dict[str, float]:
     store = loose_store(root / "store", rows, runs)
     listed = sorted(os.listdir(store / "runs"))
     subprocess.run(read(store), check=True, capture_output=True)  # warm
-    wall, (first,) = best(read(store))
-    floor_process, (floor,) = best([python, "-c", FLOOR.format(folder=str(store / "runs"))])
-    cli_runs, _ = best([cli, "runs", "--store", str(store)])
-    _, (scanned,) = best(read(store, how=SCAN))
+    floor_read = [python, "-c", FLOOR.format(folder=str(store / "runs"))]
+    cli_read = [cli, "runs", "--store", str(store)]
+    turns = in_turns([read(store), floor_read, cli_read, read(store, how=SCAN)])
+    (wall, (first,)), (floor_process, (floor,)), (cli_runs, _), (_, (scanned,)) = turns
     if sorted(os.listdir(store / "runs")) != listed:
         sys.exit("a read wrote to the store")
     compacted, _ = best([cli, "compact", "--store", str(store)], repeat=1)
-    after_process, (after,) = best(read(store))
-    cli_after, _ = best([cli, "runs", "--store", str(store)])
+    (after_process, (after,)), (cli_after, _) = in_turns([read(store), cli_read])
     return {
         "first": first,
         "python": wall,
