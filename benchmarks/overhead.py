@@ -63,6 +63,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import turns  # benchmarks/turns.py, beside this script
+
 POINTS_OVER_FLOOR = 0.01  # the demo batch: own share at most the floor's + 1 point
 PILOT_OWN_S = 0.2  # own work in a pilot of a batch
 BEAT_S = 0.001  # a stage's heartbeat, on the pilot's path
@@ -301,15 +303,9 @@ def _batch(argv: list[str], out: Path) -> tuple[float, dict[str, Any]]:
 
 def _bests(*codes: str, repeat: int = 7) -> list[float]:
     """Each an interpreter's life that runs that code and exits, from outside: the
-    best of `repeat`, taken in turns (one of each, then again), so that what the
-    machine does meanwhile falls on all of them alike."""
-    times: list[list[float]] = [[] for _ in codes]
-    for _ in range(repeat):
-        for code, taken in zip(codes, times, strict=True):
-            started = time.perf_counter()
-            subprocess.run([sys.executable, "-c", code], check=True)
-            taken.append(time.perf_counter() - started)
-    return [min(taken) for taken in times]
+    best of `repeat`, taken in turns (see `turns`)."""
+    commands = [[sys.executable, "-c", code] for code in codes]
+    return [wall for wall, _ in turns.bests(commands, repeat)]
 
 
 def _long_arm(folder: Path, seconds: float) -> Path:

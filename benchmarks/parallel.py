@@ -16,10 +16,9 @@ runs them on a machine without it. The script prints each round's wall side by s
 with the medians. Targets on a quiet 2-core machine: `--jobs 2` at least 1.7x faster
 than serial; Ray within 15% of `--jobs 2`, both on the medians. Where Ray spends its
 CPU is printed too: the CPU seconds of the whole machine during each way's median
-round (`/proc/stat`), beside serial's; and
-where each way's time goes, from its runs: when its first pilot began after the
-command started, its pilots' mean wall, and how long the command took to exit after
-its last pilot ended.
+round (`/proc/stat`), beside serial's; and where each way's time goes, from its runs:
+when its first pilot began after the command started, its pilots' mean wall, and how
+long the command took to exit after its last pilot ended.
 
     .venv/bin/python benchmarks/parallel.py [--trials N] [--jobs N] [--rounds N] [--no-ray]
         [--sandbox auto]
@@ -130,8 +129,9 @@ def main() -> None:
             if "ray" in ways:
                 started = time.perf_counter()
                 head = [ray_cli, "start", "--head", f"--num-cpus={args.jobs}"]
-                head.append("--include-dashboard=false")
-                subprocess.run(head, check=True, capture_output=True)
+                subprocess.run(
+                    [*head, "--include-dashboard=false"], check=True, capture_output=True
+                )
                 ray_start = time.perf_counter() - started
                 joined = "import ray; ray.init(address='auto'); ray.shutdown()"
                 subprocess.run([sys.executable, "-c", joined], check=True, capture_output=True)

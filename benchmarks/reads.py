@@ -36,11 +36,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
+import turns  # benchmarks/turns.py, beside this script
 from analysis import synthetic_runs  # benchmarks/analysis.py, beside this script
 
 from benchkit.store.layout import all_files
@@ -107,20 +107,13 @@ def best(argv: list[str], repeat: int = 3) -> tuple[float, list[float]]:
 
 
 def in_turns(commands: list[list[str]], repeat: int = 3) -> list[tuple[float, list[float]]]:
-    """Each command's best wall time and the figures its best run printed, the
-    commands run in turns (one of each, then again): this machine slows under minutes
-    of load, and a command timed after another's rounds would be timed on a slower
-    one."""
-    runs: list[list[tuple[float, list[float]]]] = [[] for _ in commands]
-    for _ in range(repeat):
-        for argv, each in zip(commands, runs, strict=True):
-            started = time.perf_counter()
-            done = subprocess.run(argv, capture_output=True, text=True, check=True)
-            wall = time.perf_counter() - started
-            out = done.stdout.strip()
-            last = out.splitlines()[-1].split() if out else []
-            each.append((wall, [float(x) for x in last if x.replace(".", "", 1).isdigit()]))
-    return [min(each) for each in runs]
+    """Each command's best wall time and the figures its best run printed (its last
+    line's numbers), the commands run in turns (see `turns`)."""
+    found = []
+    for wall, out in turns.bests(commands, repeat):
+        last = out.strip().splitlines()[-1].split() if out.strip() else []
+        found.append((wall, [float(x) for x in last if x.replace(".", "", 1).isdigit()]))
+    return found
 
 
 def figures(root: Path, rows: Rows, runs: int) -> dict[str, float]:
