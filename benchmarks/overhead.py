@@ -85,7 +85,7 @@ LIBRARY_IMPORTS = "import polars, click; from pydantic import BaseModel"
 def _child(out: Path, argv: list[str]) -> None:
     """The batch: `benchkit pilot ARGV` in this process, with the bench's and the arm's
     time taken apart by phase, written to `out` as JSON when it ends."""
-    from benchkit.workspace.processes import as_command
+    from benchkit.workspace.processes import as_command, command_ended
 
     as_command()  # first, as the `benchkit` command starts
     import benchkit.arms.builtin
@@ -281,6 +281,7 @@ def _child(out: Path, argv: list[str]) -> None:
                 }
             )
         )
+    command_ended(code)  # and it ends as the command ends
 
 
 def _batch(argv: list[str], out: Path) -> tuple[float, dict[str, Any]]:

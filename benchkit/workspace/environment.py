@@ -135,16 +135,16 @@ def programs(commands: Sequence[str | Sequence[str]], environment: Environment) 
     folders = [str(kind.source(built) / kind.bin)] if built is not None else []
     path = os.pathsep.join([*folders, *caller_path()])
     found = []
+    resolved: dict[str, str] = {}  # each program looked for once (`python -m ...`, mostly)
     for command in commands:
         said = words(command)
         if not said:
             continue
-        where = shutil.which(said[0], path=path)
-        if where is None:
-            found.append(f"{said[0]}=?")
-            continue
-        real = Path(where).resolve()
-        found.append(f"{said[0]}={real}@{real.stat().st_mtime_ns}")
+        if said[0] not in resolved:
+            where = shutil.which(said[0], path=path)
+            real = Path(where).resolve() if where is not None else None
+            resolved[said[0]] = f"{real}@{real.stat().st_mtime_ns}" if real else "?"
+        found.append(f"{said[0]}={resolved[said[0]]}")
     return found
 
 

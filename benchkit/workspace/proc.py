@@ -342,6 +342,18 @@ def waited(proc: subprocess.Popen[bytes], timeout_s: float | None) -> int:
     return proc.wait()
 
 
+class _Captured(subprocess.Popen[bytes]):
+    """A short command's process, whose wait with a timeout (`communicate`'s, once its
+    output is read) returns the moment it exits (`waited`): Popen's own sleeps 1 ms,
+    then 2, 4..., between looks, and a git command often has not exited yet as its
+    output ends."""
+
+    def wait(self, timeout: float | None = None) -> int:
+        if timeout is None or self.returncode is not None:
+            return super().wait(timeout)
+        return waited(self, timeout)
+
+
 class Stoppable:
     """The short commands a thread runs for a caller (`capture(..., within=...)`),
     which the caller stops at once when it is interrupted: an interrupt reaches the
@@ -387,7 +399,7 @@ def capture(
     proc: subprocess.Popen[bytes] | None = None
     try:
         with deferred_interrupts():  # not inside Popen: it would leave the child on
-            proc = subprocess.Popen(
+            proc = _Captured(
                 list(argv),
                 cwd=cwd,
                 env=None if env is None else dict(env),

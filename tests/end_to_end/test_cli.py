@@ -219,6 +219,56 @@ main(["benches"])
 """
 
 
+AT_ONCE = """\
+import atexit, gc, sys
+from pathlib import Path
+
+marker = Path(sys.argv[1])
+
+class Cycle:
+    def __del__(self):  # as the interpreter's last collections find it
+        marker.write_text(marker.read_text() + " finalized")
+
+def garbage():
+    cycle = Cycle()
+    cycle.me = cycle  # unreachable once this returns: only a collection finds it
+
+from benchkit.__main__ import main
+from benchkit.workspace.processes import as_command
+
+as_command()  # as the entry begins (once a process)
+atexit.register(lambda: marker.write_text(marker.read_text() + "handled"))  # the command's
+gc.disable()  # no collection before the command's end
+garbage()
+sys.argv = ["benchkit", *sys.argv[2:]]
+main()
+"""
+
+
+@pytest.mark.parametrize(("args", "code"), [(["benches"], 0), (["runs", "--limit", "x"], 2)])
+def test_a_commands_process_ends_at_once_with_its_output_and_status(
+    tmp_path: Path, args: list[str], code: int
+) -> None:
+    """The `benchkit` command's process ends as its last exit handler runs: its exit
+    status and its whole output as the command gave them, the handlers registered
+    after its start run, and nothing of the interpreter's teardown after (its last
+    collections would finalize the garbage left)."""
+    marker = tmp_path / "marker"
+    marker.write_text("")
+    done = subprocess.run(
+        [sys.executable, "-c", AT_ONCE, str(marker), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == code, done.stderr
+    if code == 0:
+        assert done.stdout.startswith("demo ") and done.stdout.endswith("\n")
+    else:
+        assert done.stderr.startswith("Usage:") or "benchkit:" in done.stderr, done.stderr
+    assert marker.read_text() == "handled"
+
+
 def test_a_command_ends_with_its_objects_frozen_and_its_garbage_finalized(tmp_path: Path) -> None:
     """A command's end does not walk every object polars and pyarrow made (frozen, the
     interpreter's last collections pass over them), and what was garbage is still

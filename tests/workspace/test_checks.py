@@ -85,6 +85,21 @@ def test_a_timeout_stops_the_whole_group(tmp_path: Path) -> None:
     assert "timed out after 0.5 s" in (tmp_path / "log").read_text()
 
 
+def test_a_short_command_that_closed_its_output_is_waited_for_to_its_end(tmp_path: Path) -> None:
+    """`capture` reads a command's output to its end, then waits for the command: to
+    its exit, its status kept (woken by its end, not by polling), and no longer than
+    its timeout, its group then stopped."""
+    ended = tmp_path / "ended"
+    said = proc.capture(["sh", "-c", f"echo said; exec >&- 2>&-; sleep 0.2; touch {ended}"])
+    assert said == "said\n" and ended.exists()  # not before it exited
+    with pytest.raises(proc.ProcError, match="exited 3"):
+        proc.capture(["sh", "-c", "exec >&- 2>&-; sleep 0.2; exit 3"])
+    started = time.monotonic()
+    with pytest.raises(proc.ProcError, match=r"timed out after 0\.3 s"):
+        proc.capture(["sh", "-c", f"exec >&- 2>&-; sleep {PATIENCE_S}"], timeout_s=0.3)
+    assert time.monotonic() - started < PATIENCE_S  # long before the sleep's end
+
+
 def _gone(pid: int) -> bool:
     stat = Path(f"/proc/{pid}/stat")
     return not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
