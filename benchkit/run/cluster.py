@@ -11,7 +11,9 @@ task is never retried by Ray: a pilot that failed is recorded as it failed.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import logging
 import os
 import re
@@ -36,7 +38,7 @@ from benchkit.run.pilot import execute_plan
 from benchkit.run.plan import Plan, plan
 from benchkit.run.recovery import recover
 from benchkit.store.store import Store
-from benchkit.workspace.processes import alive, process_start, signalled
+from benchkit.workspace.processes import alive, left_to_the_end, process_start, signalled
 
 LOCAL_OBJECT_STORE = 128 * 1024**2  # a local cluster moves specs and runs, nothing big
 LOOK_S = 0.25  # how often the caller reads its pilots' stages from their heartbeats
@@ -228,7 +230,18 @@ class OnRay(Launcher):
             self._warming.clear()
         if self._joined:
             self._joined = False
-            _ray().shutdown()
+            _leave(_ray())
+
+
+def _leave(ray: Any) -> None:
+    """This driver leaves the cluster it joined. A command leaves as its process ends
+    (see `left_to_the_end`): the cluster marks its job finished and ends the job's
+    workers as the connection closes, as at any driver's end, where Ray's own leave
+    (`ray.shutdown`, which `ray.init` also left to the process's exit) waits 0.25 s
+    on a poll of its core worker's. Benchkit used as a library leaves now."""
+    atexit.unregister(ray.shutdown)  # `ray.init`'s: left to the end, or done now
+    if not left_to_the_end(functools.partial(ray.shutdown, True)):
+        ray.shutdown()
 
 
 def _join(address: str) -> None:

@@ -12,7 +12,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from pathlib import Path
 
@@ -177,6 +177,22 @@ def command_ended(code: object) -> None:
     uncaught Ctrl-C, benchkit used as a library), a process ends as Python ends it."""
     if _ENDS:
         _ENDS[0] = code if isinstance(code, int) else int(code is not None)
+
+
+def left_to_the_end(handler: Callable[[], object]) -> bool:
+    """In a command's own process (`as_command`), `handler` is left to its exit, and
+    run then unless the command ends at once (`command_ended`): what the kernel's end
+    of the process does as well (a connection closed) is left to it. Elsewhere (benchkit
+    used as a library), nothing is left: False, for the caller to run it now."""
+    if not _ENDS:
+        return False
+    atexit.register(_unless_at_once, handler)
+    return True
+
+
+def _unless_at_once(handler: Callable[[], object]) -> None:
+    if _ENDS[0] is None:
+        handler()
 
 
 def _at_once() -> None:

@@ -258,6 +258,18 @@ def test_the_cli_runs_a_pilot_on_ray_and_import_benchkit_does_not_load_ray(
     assert ": 1 of 1 pilots · 1 ok" in done.stderr  # its run, told as the task came back
     [row] = benchkit.runs(tmp_path / "s").to_dicts()
     assert (row["launcher"], row["status"], row["sites_covered"]) == ("ray", "ok", 2)
+    # the command left the cluster as its process ended (Ray's own leave not waited
+    # for): its job is over, as the cluster saw its driver go
+    import ray
+
+    mine = ray.get_runtime_context().get_job_id()
+    deadline = time.monotonic() + PATIENCE_S  # as the cluster hears of it
+    while True:
+        theirs = [j for j in ray._private.state.jobs() if j["JobID"] != mine]
+        if (theirs and all(j["IsDead"] for j in theirs)) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert theirs and all(j["IsDead"] for j in theirs), theirs
     code = "import benchkit, sys; benchkit.runs; print('ray' in sys.modules)"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert loaded.stdout.strip() == "False"
