@@ -240,7 +240,7 @@ def _leave(ray: Any) -> None:
     (`ray.shutdown`, which `ray.init` also left to the process's exit) waits 0.25 s
     on a poll of its core worker's. Benchkit used as a library leaves now."""
     atexit.unregister(ray.shutdown)  # `ray.init`'s: left to the end, or done now
-    if not left_to_the_end(functools.partial(ray.shutdown, True)):
+    if not left_to_the_end(functools.partial(ray.shutdown, _exiting_interpreter=True)):
         ray.shutdown()
 
 

@@ -269,6 +269,35 @@ def test_a_commands_process_ends_at_once_with_its_output_and_status(
     assert marker.read_text() == "handled"
 
 
+LEFT = """\
+import sys
+from benchkit.workspace.processes import as_command, command_ended, left_to_the_end
+
+print("library:", left_to_the_end(lambda: print("run at the end")))  # nothing left
+as_command()
+print("command:", left_to_the_end(lambda: print("run at the end")))
+if sys.argv[1] == "ended":
+    command_ended(0)
+raise SystemExit(0)
+"""
+
+
+@pytest.mark.parametrize(("how", "runs"), [("ended", False), ("as-python-ends", True)])
+def test_what_a_command_leaves_to_its_end_is_run_unless_it_ends_at_once(
+    how: str, runs: bool
+) -> None:
+    """A command's process leaves to its exit what the kernel's end does as well (a Ray
+    cluster's connection): run there unless the command ended at once; benchkit used
+    as a library leaves nothing (the caller runs it at once)."""
+    done = subprocess.run(
+        [sys.executable, "-c", LEFT, how], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    said = done.stdout.splitlines()
+    assert said[:2] == ["library: False", "command: True"]
+    assert ("run at the end" in said) is runs
+
+
 def test_a_command_ends_with_its_objects_frozen_and_its_garbage_finalized(tmp_path: Path) -> None:
     """A command's end does not walk every object polars and pyarrow made (frozen, the
     interpreter's last collections pass over them), and what was garbage is still
