@@ -209,7 +209,8 @@ def test_a_record_that_cannot_be_written_is_a_fault_and_the_others_go_on(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
     """The first pilot's detail tables cannot be written (the store's `checks` folder
-    is a file from its score to the second pilot's first stage): none of them is kept,
+    is a file from its score to the second pilot's arm, which begins once the first's
+    record was tried, by the thread that writes it): none of them is kept,
     its `running` row stays (a crashed run, once its benchkit is gone), its heartbeat
     stops, and the error is handed back; the second and third pilots are recorded."""
     store = Store(tiny.seeded(tmp_path / "store"))
@@ -222,7 +223,10 @@ def test_a_record_that_cannot_be_written_is_a_fault_and_the_others_go_on(
         if isinstance(event, StageBegun) and (trials[event.run_id], event.stage) == (1, "score"):
             shutil.rmtree(checks, ignore_errors=True)
             checks.write_text("not a folder")
-        elif isinstance(event, StageBegun) and trials[event.run_id] == 2 and checks.is_file():
+        elif isinstance(event, StageBegun) and (trials[event.run_id], event.stage) == (
+            2,
+            "execute",
+        ):
             checks.unlink()
 
     launched = Serial().launch(
