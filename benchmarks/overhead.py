@@ -261,10 +261,11 @@ def _child(out: Path, argv: list[str]) -> None:
     everywhere(execute, executed)
     started = time.time()
     code = 0
-    try:
-        main(argv, prog_name="benchkit", standalone_mode=False)
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
+    try:  # not standalone, click hands back the status a command's `ctx.exit` gave
+        returned = main(argv, prog_name="benchkit", standalone_mode=False)
+        code = returned if isinstance(returned, int) else 0
+    except SystemExit as exc:  # as Python reads it
+        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     finally:
         out.write_text(
             json.dumps(

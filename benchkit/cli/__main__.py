@@ -1,5 +1,6 @@
 """`python -m benchkit.cli`: the same as the `benchkit` command, but that the package's
-imports come before the collector is set (`benchkit.__main__`)."""
+imports come before the collector is set, and that its process ends as Python ends
+it, where `benchkit.__main__` ends a command's at once (`command_ended`)."""
 
 from benchkit.cli import main
 from benchkit.workspace.processes import as_command

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import functools
 import logging
 import os
 import re
@@ -234,14 +233,18 @@ class OnRay(Launcher):
 
 
 def _leave(ray: Any) -> None:
-    """This driver leaves the cluster it joined. A command leaves as its process ends
-    (see `left_to_the_end`): the cluster marks its job finished and ends the job's
-    workers as the connection closes, as at any driver's end, where Ray's own leave
-    (`ray.shutdown`, which `ray.init` also left to the process's exit) waits 0.25 s
-    on a poll of its core worker's. Benchkit used as a library leaves now."""
-    atexit.unregister(ray.shutdown)  # `ray.init`'s: left to the end, or done now
-    if not left_to_the_end(functools.partial(ray.shutdown, _exiting_interpreter=True)):
+    """This driver leaves the cluster it joined. A command joined to a cluster's GCS
+    leaves as its process ends (see `left_to_the_end`): the cluster marks its job
+    finished and ends the job's workers as the connection closes, as at any driver's
+    end, where Ray's own leave (`ray.shutdown`, which Ray also registers for the
+    process's exit as it is imported) waits 0.25 s on a poll of its core worker's. A
+    Ray client's session (`ray://`), which its server keeps 30 s for a reconnect unless
+    told, and benchkit used as a library, leave now."""
+    client = ray.util.client.ray.is_connected()
+    if client or not left_to_the_end(ray.shutdown):
         ray.shutdown()
+        return
+    atexit.unregister(ray.shutdown)  # Ray's own: left to the end above
 
 
 def _join(address: str) -> None:

@@ -172,9 +172,10 @@ _ENDS: list[int | None] = []  # a command's exit status, once it ended (`command
 
 
 def command_ended(code: object) -> None:
-    """The command ended by `sys.exit(code)`, as its entry saw: its process ends at once
-    when the exit handlers have run (see `_at_once`). Not told (an uncaught error, an
-    uncaught Ctrl-C, benchkit used as a library), a process ends as Python ends it."""
+    """The command ended by `sys.exit(code)`, as its entry saw (`benchkit.__main__`, the
+    process's own entry): its process ends with that status at once when the exit
+    handlers have run (see `_at_once`). Not told (an uncaught error, an uncaught Ctrl-C,
+    benchkit used as a library), a process ends as Python ends it."""
     if _ENDS:
         _ENDS[0] = code if isinstance(code, int) else int(code is not None)
 
@@ -203,12 +204,14 @@ def _at_once() -> None:
     every command that the kernel does at once. What the command wrote is written by
     then (every file benchkit writes is closed as it is written)."""
     code = _ENDS[0]
-    if code is None:  # ended otherwise: as Python ends it, its last collections eased
-        _frozen()
+    if code is None or hasattr(sys, "last_value"):  # ended otherwise (an error printed
+        _frozen()  # after the command's end): as Python ends it, its collections eased
         return
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):  # a reader gone (`| head`): nothing to say
+        try:
             stream.flush()
+        except Exception:  # a reader gone (`| head`), a full disk: as Python ends then
+            code = 120
     os._exit(code)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -260,6 +261,7 @@ def test_a_commands_process_ends_at_once_with_its_output_and_status(
         capture_output=True,
         text=True,
         check=False,
+        env=_buffered(),
     )
     assert done.returncode == code, done.stderr
     if code == 0:
@@ -267,6 +269,33 @@ def test_a_commands_process_ends_at_once_with_its_output_and_status(
     else:
         assert done.stderr.startswith("Usage:") or "benchkit:" in done.stderr, done.stderr
     assert marker.read_text() == "handled"
+
+
+def _buffered() -> dict[str, str]:
+    """This environment, Python's output buffered as in a terminal's pipe: what a
+    process that ends at once has not flushed is lost."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+
+
+AFTER = """\
+import sys
+from benchkit.__main__ import main
+
+sys.argv = ["benchkit", "--version"]
+try:
+    main()
+except SystemExit:
+    pass  # a caller that goes on: its own end is its own
+raise RuntimeError("after the command")
+"""
+
+
+def test_a_process_that_goes_on_after_the_command_ends_as_python_ends_it() -> None:
+    """A caller that catches the command's exit and goes on ends as its own end says:
+    its error printed, and its exit status (not the command's)."""
+    done = subprocess.run([sys.executable, "-c", AFTER], capture_output=True, text=True)
+    assert done.stdout.startswith("benchkit, version")
+    assert done.returncode == 1 and "RuntimeError: after the command" in done.stderr
 
 
 LEFT = """\
@@ -290,7 +319,7 @@ def test_what_a_command_leaves_to_its_end_is_run_unless_it_ends_at_once(
     cluster's connection): run there unless the command ended at once; benchkit used
     as a library leaves nothing (the caller runs it at once)."""
     done = subprocess.run(
-        [sys.executable, "-c", LEFT, how], capture_output=True, text=True, check=False
+        [sys.executable, "-c", LEFT, how], capture_output=True, text=True, env=_buffered()
     )
     assert done.returncode == 0, done.stderr
     said = done.stdout.splitlines()

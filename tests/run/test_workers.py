@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 import benchkit
+from benchkit.run.launcher import Launcher
+from benchkit.run.launchers import LAUNCHERS, launcher_kind
 from benchkit.store.heartbeat import STALE_AFTER_S, Beat
 from benchkit.store.parquet import update_run
 from benchkit.store.store import Store
@@ -301,3 +303,13 @@ def test_a_run_of_another_host_is_crashed_once_its_heartbeat_stops(
             )
             assert done.returncode == 0, done.stderr
             assert f"skipped {beats}: " in done.stderr and "Traceback" not in done.stderr
+
+
+def test_every_launcher_the_registry_names_is_found_by_that_name() -> None:
+    """Each entry of the registry (a module and a class, imported as a launch asks for
+    it) names a launcher of that name; a name it lacks is one line naming those it has."""
+    for name in LAUNCHERS:
+        kind = launcher_kind(name)
+        assert issubclass(kind, Launcher) and kind.name == name
+    with pytest.raises(benchkit.UsageError, match="is one of serial, processes, ray, not 'x'"):
+        launcher_kind("x")

@@ -100,6 +100,23 @@ def test_a_short_command_that_closed_its_output_is_waited_for_to_its_end(tmp_pat
     assert time.monotonic() - started < PATIENCE_S  # long before the sleep's end
 
 
+def test_a_short_command_is_waited_for_where_the_kernel_has_no_pidfd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without `pidfd_open` (an old kernel, a seccomp profile that denies it, no free
+    descriptor), `capture` waits as Popen waits: its output, its status, its timeout."""
+
+    def denied(pid: int, flags: int = 0) -> int:
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(os, "pidfd_open", denied)
+    assert proc.capture(["sh", "-c", "echo said; exec >&-; sleep 0.1"]) == "said\n"
+    with pytest.raises(proc.ProcError, match="exited 3"):
+        proc.capture(["sh", "-c", "exit 3"])
+    with pytest.raises(proc.ProcError, match=r"timed out after 0\.3 s"):
+        proc.capture(["sh", "-c", f"exec >&- 2>&-; sleep {PATIENCE_S}"], timeout_s=0.3)
+
+
 def _gone(pid: int) -> bool:
     stat = Path(f"/proc/{pid}/stat")
     return not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
