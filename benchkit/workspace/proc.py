@@ -332,8 +332,8 @@ def waited(proc: subprocess.Popen[bytes], timeout_s: float | None) -> int:
     second lost on a pilot's checks). Raises `subprocess.TimeoutExpired`."""
     try:
         pidfd = os.pidfd_open(proc.pid)
-    except (AttributeError, OSError):  # not Linux, or an old kernel: Popen's polling
-        return subprocess.Popen.wait(proc, timeout=timeout_s)  # Popen's own (`_Captured`'s is this)
+    except (AttributeError, OSError):  # not Linux, or an old kernel: Popen's own polling
+        return subprocess.Popen.wait(proc, timeout=timeout_s)  # (`_Captured.wait` is this)
     try:
         if not _readable(pidfd, math.inf if timeout_s is None else timeout_s):
             raise subprocess.TimeoutExpired(proc.args, timeout_s or 0.0)

@@ -192,8 +192,14 @@ def left_to_the_end(handler: Callable[[], object]) -> bool:
 
 
 def _unless_at_once(handler: Callable[[], object]) -> None:
-    if _ENDS[0] is None:
+    if _ending() is None:
         handler()
+
+
+def _ending() -> int | None:
+    """The status this process ends with at once, or None where it ends as Python ends
+    it: the command's end not told, or an error printed after it (a caller that went on)."""
+    return None if hasattr(sys, "last_value") else _ENDS[0]
 
 
 def _at_once() -> None:
@@ -203,9 +209,9 @@ def _at_once() -> None:
     and benchkit's modules and objects walked and released one by one, 20 to 30 ms of
     every command that the kernel does at once. What the command wrote is written by
     then (every file benchkit writes is closed as it is written)."""
-    code = _ENDS[0]
-    if code is None or hasattr(sys, "last_value"):  # ended otherwise (an error printed
-        _frozen()  # after the command's end): as Python ends it, its collections eased
+    code = _ending()
+    if code is None:  # as Python ends it, its last collections eased
+        _frozen()
         return
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -305,13 +305,17 @@ from benchkit.workspace.processes import as_command, command_ended, left_to_the_
 print("library:", left_to_the_end(lambda: print("run at the end")))  # nothing left
 as_command()
 print("command:", left_to_the_end(lambda: print("run at the end")))
-if sys.argv[1] == "ended":
+if sys.argv[1] != "as-python-ends":
     command_ended(0)
+if sys.argv[1] == "ended, then an error":  # a caller that went on after the command
+    raise RuntimeError("after the command")
 raise SystemExit(0)
 """
 
 
-@pytest.mark.parametrize(("how", "runs"), [("ended", False), ("as-python-ends", True)])
+@pytest.mark.parametrize(
+    ("how", "runs"), [("ended", False), ("as-python-ends", True), ("ended, then an error", True)]
+)
 def test_what_a_command_leaves_to_its_end_is_run_unless_it_ends_at_once(
     how: str, runs: bool
 ) -> None:
@@ -321,7 +325,7 @@ def test_what_a_command_leaves_to_its_end_is_run_unless_it_ends_at_once(
     done = subprocess.run(
         [sys.executable, "-c", LEFT, how], capture_output=True, text=True, env=_buffered()
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == (1 if "error" in how else 0), done.stderr
     said = done.stdout.splitlines()
     assert said[:2] == ["library: False", "command: True"]
     assert ("run at the end" in said) is runs
