@@ -128,8 +128,8 @@ def figures(root: Path, rows: Rows, runs: int) -> dict[str, float]:
     subprocess.run(read(store), check=True, capture_output=True)  # warm
     floor_read = [python, "-c", FLOOR.format(folder=str(store / "runs"))]
     cli_read = [cli, "runs", "--store", str(store)]
-    turns = in_turns([read(store), floor_read, cli_read, read(store, how=SCAN)])
-    (wall, (first,)), (floor_process, (floor,)), (cli_runs, _), (_, (scanned,)) = turns
+    timed = in_turns([read(store), floor_read, cli_read, read(store, how=SCAN)])
+    (wall, (first,)), (floor_process, (floor,)), (cli_runs, _), (_, (scanned,)) = timed
     if sorted(os.listdir(store / "runs")) != listed:
         sys.exit("a read wrote to the store")
     compacted, _ = best([cli, "compact", "--store", str(store)], repeat=1)

@@ -168,7 +168,8 @@ def as_command() -> None:
         _ENDS.append(None)
 
 
-_ENDS: list[int | None] = []  # a command's exit status, once it ended (`command_ended`)
+# empty: not a command's process; [None]: a command's, not ended yet; [status]: ended
+_ENDS: list[int | None] = []  # (`as_command`, then `command_ended`)
 
 
 def command_ended(code: object) -> None:

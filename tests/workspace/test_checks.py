@@ -85,10 +85,20 @@ def test_a_timeout_stops_the_whole_group(tmp_path: Path) -> None:
     assert "timed out after 0.5 s" in (tmp_path / "log").read_text()
 
 
-def test_a_short_command_that_closed_its_output_is_waited_for_to_its_end(tmp_path: Path) -> None:
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "no pidfd"])
+def test_a_short_command_that_closed_its_output_is_waited_for_to_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pidfd: bool
+) -> None:
     """`capture` reads a command's output to its end, then waits for the command: to
     its exit, its status kept (woken by its end, not by polling), and no longer than
-    its timeout, its group then stopped."""
+    its timeout, its group then stopped. Without `pidfd_open` (an old kernel, a
+    seccomp profile that denies it, no free descriptor), it waits as Popen waits."""
+
+    def denied(pid: int, flags: int = 0) -> int:
+        raise OSError(38, "Function not implemented")
+
+    if not pidfd:
+        monkeypatch.setattr(os, "pidfd_open", denied)
     ended = tmp_path / "ended"
     said = proc.capture(["sh", "-c", f"echo said; exec >&- 2>&-; sleep 0.2; touch {ended}"])
     assert said == "said\n" and ended.exists()  # not before it exited
@@ -98,23 +108,6 @@ def test_a_short_command_that_closed_its_output_is_waited_for_to_its_end(tmp_pat
     with pytest.raises(proc.ProcError, match=r"timed out after 0\.3 s"):
         proc.capture(["sh", "-c", f"exec >&- 2>&-; sleep {PATIENCE_S}"], timeout_s=0.3)
     assert time.monotonic() - started < PATIENCE_S  # long before the sleep's end
-
-
-def test_a_short_command_is_waited_for_where_the_kernel_has_no_pidfd(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Without `pidfd_open` (an old kernel, a seccomp profile that denies it, no free
-    descriptor), `capture` waits as Popen waits: its output, its status, its timeout."""
-
-    def denied(pid: int, flags: int = 0) -> int:
-        raise OSError(38, "Function not implemented")
-
-    monkeypatch.setattr(os, "pidfd_open", denied)
-    assert proc.capture(["sh", "-c", "echo said; exec >&-; sleep 0.1"]) == "said\n"
-    with pytest.raises(proc.ProcError, match="exited 3"):
-        proc.capture(["sh", "-c", "exit 3"])
-    with pytest.raises(proc.ProcError, match=r"timed out after 0\.3 s"):
-        proc.capture(["sh", "-c", f"exec >&- 2>&-; sleep {PATIENCE_S}"], timeout_s=0.3)
 
 
 def _gone(pid: int) -> bool:
