@@ -86,7 +86,7 @@ class Serial(Launcher):
     def planned(self, plans: list[Plan]) -> None:
         """The first pilot's trees begun while the store is read (see `spares_for`)."""
         self._spares = spares_for(plans)
-        self._spares.make_next()
+        self._spares.make_next(waited=True)
 
     def launch(self, plans: list[Plan], store: Store, *, keep: bool, events: Sink) -> Launched:
         done = Launched()

@@ -39,6 +39,7 @@ from benchkit.run.record import (
     Clock,
     PilotState,
     failure_of,
+    make_sandbox_folders,
     new_run_id,
     no_space,
     recorded,
@@ -102,7 +103,6 @@ def _run_stages(
         human_ahead(repo)
         assert pilot.made_ahead is not None  # from the pilot's start (execute_plan)
         pilot.made_ahead.result()  # what making them raised, raised here
-        pilot.sandbox.make()
         names = p.arm.secret_names() if isinstance(p.arm, Secretive) else []
         if names:  # for `recover` (none: no file)
             (pilot.folder / SECRETS).write_text("".join(f"{n}\n" for n in names))
@@ -197,10 +197,10 @@ _MAKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-worktree
 
 
 def _made_ahead(pilot: PilotState, taken: Taken | None) -> Future[None]:
-    """The pilot's worktree and benchkit's own git folder beside it, made by a thread
-    from the pilot's start (git's `checkout`, mostly), while its first beat and its
-    `running` row are written; `prepare` waits for them. An interrupted pilot stops
-    the checkout (`pilot.making`) and waits for the thread before its folder goes.
+    """The pilot's worktree with its sandbox's folders and benchkit's own git folder
+    beside it, made by a thread from the pilot's start (git's `checkout`, mostly);
+    `prepare` waits for them. An interrupted pilot stops the checkout (`pilot.making`)
+    and waits for the thread before its folder goes.
     Made already where the pilot has `taken` a spare (see `benchkit.run.spares`): the
     thread moves them to its folder once they are made, the clean tree's too."""
     repo, folder = pilot.plan.repository, pilot.folder
@@ -216,13 +216,38 @@ def _made_ahead(pilot: PilotState, taken: Taken | None) -> Future[None]:
     return _MAKER.submit(made)
 
 
-def _trees(repo: Repository, folder: Path, making: Stoppable, *, clean: bool = True) -> None:
-    """A pilot's trees at base in its `folder`: its worktree and benchkit's own git
-    folder beside it, and with `clean` the clean tree (else made at `environment`)."""
-    add_worktree(repo.mirror, repo.base_sha, folder / WORKTREE, within=making)
-    reader(repo.mirror, folder / GIT_DIR)
-    if clean:
-        add_worktree(repo.mirror, repo.base_sha, folder / CLEAN_TREE, within=making)
+_BESIDE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-clean-tree-beside")
+
+
+def _trees(
+    repo: Repository,
+    folder: Path,
+    making: Stoppable,
+    together: bool = False,
+    *,
+    clean: bool = True,
+) -> None:
+    """A pilot's trees at base in its `folder`, each with its sandbox's folders: its
+    worktree and benchkit's own git folder beside it, and with `clean` the clean tree
+    (else made at `environment`), by another thread at the same time when `together`
+    (git's checkouts wait on the disk more than they work)."""
+    beside = _BESIDE.submit(_tree, repo, folder, CLEAN_TREE, making) if clean and together else None
+    try:
+        _tree(repo, folder, WORKTREE, making)
+        reader(repo.mirror, folder / GIT_DIR)
+    finally:
+        if beside is not None:
+            wait([beside])  # no checkout left writing in the folder
+    if beside is not None:
+        beside.result()
+    elif clean:
+        _tree(repo, folder, CLEAN_TREE, making)
+
+
+def _tree(repo: Repository, folder: Path, name: str, making: Stoppable) -> None:
+    """One tree of a pilot's at base, `name` in its `folder`, and its sandbox's folders."""
+    add_worktree(repo.mirror, repo.base_sha, folder / name, within=making)
+    make_sandbox_folders(folder, name)
 
 
 def spares_for(plans: Sequence[Plan]) -> Spares:
@@ -401,11 +426,11 @@ def execute_plan(
                     matrix=matrix,
                 ),
             )
-            row = run_record(pilot, None, keep)
+            row = functools.partial(_running_row, store, heart, run_record(pilot, None, keep))
             if behind is None:
-                store.record_row(row)
+                row()
             else:  # by a thread, beside the record of the pilot before
-                pilot.running_row = behind.running_row(functools.partial(store.record_row, row))
+                pilot.running_row = behind.running_row(row)
     except KeyboardInterrupt as exc:
         early = exc
     except BaseException as exc:  # a full store (or a fault): nothing of the run is left
@@ -462,6 +487,13 @@ def execute_plan(
             elif not held:
                 events(Recorded(run=run))
     return run
+
+
+def _running_row(store: Store, heart: Heartbeat, row: Run) -> None:
+    """The pilot's `running` row, once its first beat is in the store: recovery takes a
+    run of another host's with no heartbeat for one whose benchkit is gone."""
+    heart.first_written()
+    store.record_row(row)
 
 
 def _finish(
@@ -554,9 +586,9 @@ def _cleaned(pilot: PilotState, keep: bool) -> None:
     its folder (but its worktree, to `keep`)."""
     with contextlib.suppress(Exception):  # what it raised was said at verify, if it ran
         verify.settled(pilot)  # a copy being made: made, then removed
-    instances = pilot.instances
+    instances, going = pilot.instances, None if keep else pilot.folder
     for n, instance in enumerate(instances):  # of one cached environment: checked once, last
-        remove(instance, read_only=pilot.sandbox.binds or n < len(instances) - 1)
+        remove(instance, read_only=pilot.sandbox.binds or n < len(instances) - 1, going=going)
     if not keep:
         discard(pilot.folder)
     elif pilot.folder.is_dir():

@@ -155,7 +155,7 @@ class PilotState:
 
     @property
     def home(self) -> Path:
-        return self.folder / "home"
+        return sandbox_folders(self.folder, WORKTREE)[0]
 
     @property
     def checked_tree(self) -> Path:
@@ -192,16 +192,31 @@ class PilotState:
 
 
 def sandbox_of(p: Plan, folder: Path, tree: str) -> Sandbox:
-    """The sandbox of a pilot's tree (`tree`, its worktree, or `base`): its HOME and tmp
-    beside it, the pilot's process ledger for `recover`."""
+    """The sandbox of a pilot's tree (`tree`: its worktree, `base` or the clean tree):
+    its HOME and tmp beside it, the pilot's process ledger for `recover`."""
+    home, tmp = sandbox_folders(folder, tree)
     return make_sandbox(
         p.sandbox,
         tree=folder / tree,
-        home=folder / ("home" if tree == "tree" else f"{tree}-home"),
-        tmp=folder / ("tmp" if tree == "tree" else f"{tree}-tmp"),
+        home=home,
+        tmp=tmp,
         ledger=folder / PROCESSES,
         run_id=folder.name,
     )
+
+
+def sandbox_folders(folder: Path, tree: str) -> tuple[Path, Path]:
+    """The HOME and tmp of the sandbox of a pilot's tree, beside it in its `folder`."""
+    if tree == WORKTREE:
+        return folder / "home", folder / "tmp"
+    return folder / f"{tree}-home", folder / f"{tree}-tmp"
+
+
+def make_sandbox_folders(folder: Path, tree: str) -> None:
+    """The folders of a tree's sandbox, made with the tree (by the thread that makes
+    it, off the pilot's path): bubblewrap binds only what exists."""
+    for made in sandbox_folders(folder, tree):
+        made.mkdir(parents=True, exist_ok=True)
 
 
 def run_record(pilot: PilotState, coverage: Coverage | None, keep: bool) -> Run:

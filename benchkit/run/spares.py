@@ -9,9 +9,10 @@ benchkit's own moves with its folder: it borrows the mirror's objects by an abso
 path, and git's index holds no path of the folder's), which the thread makes once the
 trees are made: the pilot waits for them only as it needs them, at `prepare`, and an
 interrupted pilot stops their checkout as its own. The first pilot's are begun as the
-store is read. A pilot whose spare could not be made makes its own trees, once the
-thread has found so. A spare folder that a killed benchkit left is discarded by the next serial
-launch on the machine.
+store is read, its two trees side by side (that pilot waits for them). A pilot whose
+spare could not be made makes its own trees, once the thread has found so. A spare
+folder that a killed benchkit left is discarded by the next serial launch on the
+machine.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from benchkit.workspace.signals import deferred_interrupts
 if TYPE_CHECKING:
     from benchkit.workspace.repository import Repository
 
-Trees = Callable[["Repository", Path, Stoppable], None]  # a pilot's trees, made in a folder
+# a pilot's trees, made in a folder; side by side (`together`) where a pilot waits for them
+Trees = Callable[["Repository", Path, Stoppable, bool], None]
 
 SPARE = "spare-"  # then its process's pid and start: beside the pilots' own (their run ids)
 
@@ -106,9 +108,11 @@ class Spares:
             self._spare = None
         return Taken(moving, making) if same else None
 
-    def make_next(self) -> None:
+    def make_next(self, *, waited: bool = False) -> None:
         """The next pilot's trees, made in a spare folder by the thread, after what
-        the thread has to do for the pilot at work."""
+        the thread has to do for the pilot at work; side by side where the pilot will
+        be `waited` for them (the first pilot's, whose store is read meanwhile: no
+        checks of a pilot's run beside them)."""
         if not self._coming or self._spare is not None:
             return
         repo = self._coming[0]
@@ -119,7 +123,7 @@ class Spares:
 
         def made() -> None:
             try:
-                self._trees(repo, spare, making)
+                self._trees(repo, spare, making, waited)
             except BaseException:
                 discard(spare)
                 raise

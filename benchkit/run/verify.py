@@ -25,7 +25,7 @@ from benchkit.gate.swebench import graded_run
 from benchkit.gate.tampering import held_out
 from benchkit.gate.verdict import TestRun, files_to_rerun, judge, resolved
 from benchkit.records import SweBenchGrade, TestRecord
-from benchkit.run.record import PilotState, sandbox_of
+from benchkit.run.record import PilotState, make_sandbox_folders, sandbox_of
 from benchkit.run.scoring import human_paths
 from benchkit.workspace.checks import Confinement, run_alone, run_checks
 from benchkit.workspace.environment import Instance, env_copy_of, instantiate
@@ -110,13 +110,14 @@ _MAKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-clean-tr
 
 
 def prepare_clean_tree(pilot: PilotState, log: Path) -> None:
-    """The clean tree at base and its own instance of the environment, made by a
-    thread while the baseline runs (`settled` waits for them, before the arm: what
-    fails there fails the pilot before the arm costs anything): an editable install
-    there runs base's build, never one the arm wrote (the arm's tree replaces base's
-    files in it at `verify`, and an editable install sees them as it sees the arm's in
-    its worktree). An interrupted pilot stops the checkout (`pilot.making`). A pilot
-    that took a spare's trees (see `benchkit.run.spares`) has its clean tree made."""
+    """The clean tree at base, the folders of its sandbox and its own instance of the
+    environment, made by a thread while the baseline runs (`settled` waits for them,
+    before the arm: what fails there fails the pilot before the arm costs anything): an
+    editable install there runs base's build, never one the arm wrote (the arm's tree
+    replaces base's files in it at `verify`, and an editable install sees them as it
+    sees the arm's in its worktree). An interrupted pilot stops the checkout
+    (`pilot.making`). A pilot that took a spare's trees (see `benchkit.run.spares`) has
+    its clean tree made."""
     repo, where = pilot.plan.repository, pilot.checked_tree
     assert pilot.environment is not None
     environment, bound, making = pilot.environment, pilot.sandbox.binds, pilot.making
@@ -124,6 +125,7 @@ def prepare_clean_tree(pilot: PilotState, log: Path) -> None:
     def made() -> Instance:
         if not pilot.spared:  # else made with the worktree, before the pilot started
             add_worktree(repo.mirror, repo.base_sha, where, within=making)
+            make_sandbox_folders(pilot.folder, where.name)
         return instantiate(environment, where=env_copy_of(where), tree=where, log=log, bound=bound)
 
     pilot.checked_ahead = _MAKER.submit(made)
@@ -179,11 +181,8 @@ def clean_tree(pilot: PilotState) -> tuple[Instance, Sandbox] | None:
     note.append(f"checked out at {where}")
     (pilot.logs / "verify.log").write_text("".join(f"{line}\n" for line in note))
     assert checked is not None
-    sandbox = sandbox_of(p, pilot.folder, where.name).with_read_only(
-        checked.binds, checked.writable
-    )
-    sandbox.make()
-    return checked, sandbox
+    sandbox = sandbox_of(p, pilot.folder, where.name)  # its folders made with the tree
+    return checked, sandbox.with_read_only(checked.binds, checked.writable)
 
 
 def _failed(pilot: PilotState, kind: str, detail: str) -> None:

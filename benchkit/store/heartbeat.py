@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 import threading
+import time
 import warnings
 from collections.abc import Container
 from dataclasses import asdict, dataclass, fields, replace
@@ -96,44 +97,102 @@ def read_beats(store: Path, *, skip: Container[str] = (), warn: bool = True) -> 
 
 
 class Heartbeat:
-    """A pilot's heartbeat: written once at its start, then by a daemon thread every
-    few seconds and at each stage until `stop`. A stage is told to the thread, never
-    written on the pilot's path (a write renamed over the last one can take
-    milliseconds: ext4 writes the file out first)."""
+    """A pilot's heartbeat: written by the process's one beating thread (`_Beating`) as
+    it starts, at each stage and every few seconds until `stop`. Nothing is written on
+    the pilot's path (a write renamed over the last one can take milliseconds: ext4
+    writes the file out first), nor a thread started for it: a stage is told to the
+    thread, and whoever needs the first beat in the store (the pilot's `running` row,
+    which recovery reads beside it) waits for it (`first_written`)."""
 
     def __init__(self, store: Path, beat: Beat) -> None:
         self._store, self._beat = store, beat
-        self._lock = threading.Lock()
-        self._stopped = threading.Event()
-        self._due = threading.Event()  # a stage told: the next beat now
-        self._beating = threading.Thread(target=self._beat_on, daemon=True)
-        self._write()
-        self._beating.start()
+        self._stage = beat.stage  # the stage told last: the next beat's
+        self._writing = threading.Lock()  # a beat written, or the heartbeat stopped
+        self._stopped = False
+        self._first = threading.Event()  # the first beat written (or it could not be)
+        self.due = 0.0  # when its next beat is due (`time.monotonic`): at once
+        _BEATING.add(self)
 
-    def _write(self) -> None:
-        now = datetime.now(UTC).isoformat()
-        with self._lock:
-            self._beat = beat = replace(self._beat, updated_at=now)
-        with contextlib.suppress(OSError):  # a full store: its run will say so
-            write_beat(self._store, beat)
-
-    def _beat_on(self) -> None:
-        while True:
-            self._due.wait(interval())
-            if self._stopped.is_set():
+    def write(self) -> None:
+        """A beat: the stage told last, now. Not once stopped: the file stays removed."""
+        with self._writing:
+            if self._stopped:
                 return
-            self._due.clear()
-            self._write()
+            self._beat = beat = replace(
+                self._beat, stage=self._stage, updated_at=datetime.now(UTC).isoformat()
+            )
+            with contextlib.suppress(OSError):  # a full store: its run will say so
+                write_beat(self._store, beat)
+        self._first.set()
+
+    def first_written(self) -> None:
+        """Once its first beat is in the store (or could not be written)."""
+        self._first.wait()
 
     def stage(self, name: str) -> None:
         """The pilot's stage, beaten at once by the thread."""
-        with self._lock:
-            self._beat = replace(self._beat, stage=name)
-        self._due.set()
+        self._stage = name
+        _BEATING.due_now(self)
 
     def stop(self) -> None:
         """No more beats; the file removed."""
-        self._stopped.set()
-        self._due.set()
-        self._beating.join(timeout=5)
+        _BEATING.remove(self)
+        with self._writing:  # a beat being written is written first
+            self._stopped = True
+        self._first.set()
         (_folder(self._store) / f"{self._beat.run_id}.json").unlink(missing_ok=True)
+
+
+class _Beating:
+    """The process's one thread that writes its pilots' heartbeats, each when it is
+    due, started with the first (a worker process of its own, a forked child: its
+    own)."""
+
+    def __init__(self) -> None:
+        self._told = threading.Condition()
+        self._hearts: list[Heartbeat] = []
+        self._thread: threading.Thread | None = None
+
+    def add(self, heart: Heartbeat) -> None:
+        with self._told:
+            self._hearts.append(heart)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._beat_on, name="benchkit-heartbeat", daemon=True
+                )
+                self._thread.start()
+            self._told.notify()
+
+    def due_now(self, heart: Heartbeat) -> None:
+        with self._told:
+            heart.due = 0.0
+            self._told.notify()
+
+    def remove(self, heart: Heartbeat) -> None:
+        with self._told:
+            if heart in self._hearts:
+                self._hearts.remove(heart)
+
+    def forked(self) -> None:
+        """In a forked child: no thread, no heartbeat of the parent's."""
+        self._told = threading.Condition()
+        self._hearts, self._thread = [], None
+
+    def _beat_on(self) -> None:
+        while True:
+            with self._told:
+                while True:
+                    now = time.monotonic()
+                    due = [heart for heart in self._hearts if heart.due <= now]
+                    if due:
+                        break
+                    next_due = min((heart.due for heart in self._hearts), default=None)
+                    self._told.wait(None if next_due is None else next_due - now)
+                for heart in due:
+                    heart.due = now + interval()
+            for heart in due:
+                heart.write()
+
+
+_BEATING = _Beating()
+os.register_at_fork(after_in_child=_BEATING.forked)

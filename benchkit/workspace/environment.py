@@ -302,18 +302,22 @@ class EnvironmentWarning(UserWarning):
     """A cached environment found changed, and dropped."""
 
 
-def remove(instance: Instance | None, *, read_only: bool = False) -> None:
+def remove(
+    instance: Instance | None, *, read_only: bool = False, going: Path | None = None
+) -> None:
     """Remove a pilot's copy; check that the cached environment is as it was built,
     and drop it (with a warning) when it is not. A copy that was `read_only` to every
     command run with it (bubblewrap binds it so) cannot have written the cache: no
-    check then (a walk of the whole environment, most of a pilot's cleanup)."""
+    check then (a walk of the whole environment, most of a pilot's cleanup). What of
+    it is in the folder `going` (which the caller discards next, the pilot's) goes
+    with that folder."""
     if instance is None or instance.path is None:
         return
     release(instance.path)
-    for place in instance.placed:
-        discard(place)
-    if instance.writable:
-        shutil.rmtree(instance.tree.with_name(f"{instance.tree.name}.own"), ignore_errors=True)
+    own = instance.tree.with_name(f"{instance.tree.name}.own")
+    for place in [*instance.placed, *([own] if instance.writable else [])]:
+        if going is None or not place.is_relative_to(going):
+            discard(place)
     if read_only or instance.source is not None:  # bubblewrap bound it read-only
         return
     cached_path = instance.environment.path

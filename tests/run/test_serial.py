@@ -336,11 +336,18 @@ def test_a_pilot_interrupted_as_its_spare_is_made_stops_the_checkout_as_its_own(
     store = Store(tiny.seeded(tmp_path / "store"))
     trees = benchkit.run.pilot._trees
 
-    def slow(repo: Repository, folder: Path, making: Stoppable, *, clean: bool = True) -> None:
+    def slow(
+        repo: Repository,
+        folder: Path,
+        making: Stoppable,
+        together: bool = False,
+        *,
+        clean: bool = True,
+    ) -> None:
         if folder.name.startswith(SPARE):
             folder.mkdir(parents=True)
             capture(["sleep", str(PATIENCE_S)], within=making, timeout_s=PATIENCE_S)
-        trees(repo, folder, making, clean=clean)
+        trees(repo, folder, making, together, clean=clean)
 
     monkeypatch.setattr(benchkit.run.pilot, "_trees", slow)
     seen: list[str] = []
@@ -456,13 +463,37 @@ def test_a_matrix_begins_its_first_pilots_trees_as_it_reads_the_store(
     assert list(pilots_folder().iterdir()) == []  # taken, then removed with its pilot
 
 
+def test_the_first_pilots_two_trees_are_made_side_by_side(
+    tiny: TinyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The trees a pilot waits for (the first one's, begun as the store is read) are
+    checked out at the same time, each with its sandbox's folders: two checkouts that
+    wait for each other meet; one after the other, they never would."""
+    add_worktree = benchkit.run.pilot.add_worktree
+    meet = threading.Barrier(2, timeout=PATIENCE_S)
+    threads: set[str] = set()
+
+    def met(mirror: Path, sha: str, where: Path, *, within: Stoppable | None = None) -> Path:
+        threads.add(threading.current_thread().name)
+        meet.wait()  # BrokenBarrierError after PATIENCE_S when made one after the other
+        return add_worktree(mirror, sha, where, within=within)
+
+    monkeypatch.setattr(benchkit.run.pilot, "add_worktree", met)
+    [p] = _plans(tiny, ["noop"])
+    folder = tmp_path / "spare"
+    benchkit.run.pilot._trees(p.repository, folder, Stoppable(), True)
+    assert len(threads) == 2
+    made = ["git", "home", "tmp", "tree", "verify", "verify-home", "verify-tmp"]
+    assert sorted(path.name for path in folder.iterdir()) == made
+
+
 def _repo(tmp_path: Path) -> Repository:
     """A repository as a plan names it; no git is run on it here."""
     return Repository(mirror=tmp_path / "m.git", base_sha="a" * 40, human_sha="c" * 40)
 
 
 def _trees(made: list[str], fails: bool = False):  # type: ignore[no-untyped-def]
-    def trees(repo: Repository, folder: Path, making: Stoppable) -> None:
+    def trees(repo: Repository, folder: Path, making: Stoppable, together: bool) -> None:
         (folder / "tree").mkdir(parents=True)
         made.append(repo.base_sha)
         if fails:
@@ -506,7 +537,7 @@ def _being_made(tmp_path: Path, executor: ThreadPoolExecutor) -> tuple[Spares, l
     begun = threading.Event()
     ended: list[str] = []
 
-    def slow(repo: Repository, folder: Path, making: Stoppable) -> None:
+    def slow(repo: Repository, folder: Path, making: Stoppable, together: bool) -> None:
         folder.mkdir(parents=True)
         begun.set()
         try:
