@@ -21,6 +21,7 @@ import pytest
 import benchkit
 import benchkit.run.pilot
 import benchkit.run.record
+import benchkit.workspace.git
 from benchkit.errors import StoreError
 from benchkit.records import PilotSpec
 from benchkit.run.behind import Behind
@@ -469,7 +470,7 @@ def test_the_first_pilots_two_trees_are_made_side_by_side(
     """The trees a pilot waits for (the first one's, begun as the store is read) are
     checked out at the same time, each with its sandbox's folders: two checkouts that
     wait for each other meet; one after the other, they never would."""
-    add_worktree = benchkit.run.pilot.add_worktree
+    add_worktree = benchkit.workspace.git.add_worktree
     meet = threading.Barrier(2, timeout=PATIENCE_S)
     threads: set[str] = set()
 
