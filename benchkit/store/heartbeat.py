@@ -30,7 +30,13 @@ STALE_AFTER_S = 3 * PROMISED_S
 
 
 def interval() -> float:
-    return float(os.environ.get("BENCHKIT_HEARTBEAT_S") or 5.0)
+    """Seconds between two beats: `$BENCHKIT_HEARTBEAT_S`, else (or where it is not a
+    positive number of seconds) 5."""
+    try:
+        said = float(os.environ.get("BENCHKIT_HEARTBEAT_S") or 5.0)
+    except ValueError:
+        return 5.0
+    return said if 0 < said < PROMISED_S * 100 else 5.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,19 +121,24 @@ class Heartbeat:
 
     def write(self) -> None:
         """A beat: the stage told last, now. Not once stopped: the file stays removed."""
-        with self._writing:
-            if self._stopped:
-                return
-            self._beat = beat = replace(
-                self._beat, stage=self._stage, updated_at=datetime.now(UTC).isoformat()
-            )
-            with contextlib.suppress(OSError):  # a full store: its run will say so
-                write_beat(self._store, beat)
-        self._first.set()
+        try:
+            with self._writing:
+                if self._stopped:
+                    return
+                self._beat = beat = replace(
+                    self._beat, stage=self._stage, updated_at=datetime.now(UTC).isoformat()
+                )
+                with contextlib.suppress(OSError):  # a full store: its run will say so
+                    write_beat(self._store, beat)
+        finally:
+            self._first.set()
 
-    def first_written(self) -> None:
-        """Once its first beat is in the store (or could not be written)."""
-        self._first.wait()
+    def first_written(self, timeout_s: float | None = None) -> bool:
+        """Whether its first beat was tried (written, unless the store is full) within
+        `timeout_s`, or it was stopped first (with no beat written: a caller that
+        stops it after this, as a pilot stops its own after its `running` row is
+        written, has its beat in the store)."""
+        return self._first.wait(timeout_s)
 
     def stage(self, name: str) -> None:
         """The pilot's stage, beaten at once by the thread."""
@@ -155,12 +166,13 @@ class _Beating:
 
     def add(self, heart: Heartbeat) -> None:
         with self._told:
-            self._hearts.append(heart)
-            if self._thread is None:
-                self._thread = threading.Thread(
+            if self._thread is None or not self._thread.is_alive():
+                thread = threading.Thread(
                     target=self._beat_on, name="benchkit-heartbeat", daemon=True
                 )
-                self._thread.start()
+                thread.start()  # what cannot start raises here, and nothing is left
+                self._thread = thread
+            self._hearts.append(heart)
             self._told.notify()
 
     def due_now(self, heart: Heartbeat) -> None:
@@ -191,7 +203,10 @@ class _Beating:
                 for heart in due:
                     heart.due = now + interval()
             for heart in due:
-                heart.write()
+                try:
+                    heart.write()
+                except Exception as exc:  # the next pilots' hearts beat all the same
+                    warnings.warn(f"a heartbeat was not written: {exc}", StoreWarning, stacklevel=1)
 
 
 _BEATING = _Beating()

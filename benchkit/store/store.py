@@ -180,7 +180,8 @@ class Store:
         heartbeat.write_beat(self.path, beat)
 
     def heartbeat(self, beat: Beat) -> Heartbeat:
-        """A pilot's heartbeat, written at once and every few seconds until stopped."""
+        """A pilot's heartbeat, written by the process's beating thread at once (see
+        `Heartbeat.first_written`), at each stage and every few seconds until stopped."""
         return Heartbeat(self.path, beat)
 
 

@@ -34,7 +34,7 @@ def test_every_pilots_heartbeat_is_written_by_one_thread_which_stops_with_it(
     beating = [t for t in threading.enumerate() if t.name == "benchkit-heartbeat"]
     assert len(beating) == 1  # one for the process, not one a pilot
     for n, heart in enumerate(hearts):
-        heart.first_written()
+        assert heart.first_written(DEADLINE_S)
         assert read_beats(tmp_path)[f"r{n}"].stage == "start"
     hearts[1].stage("verify")
     _until(tmp_path, "r1", "verify")
@@ -49,6 +49,20 @@ def test_every_pilots_heartbeat_is_written_by_one_thread_which_stops_with_it(
     assert read_beats(tmp_path) == {}
     assert beating[0].is_alive()  # and ready for the next pilot's
     later = Heartbeat(tmp_path, _beat("r3"))
-    later.first_written()
+    assert later.first_written(DEADLINE_S)
     assert set(read_beats(tmp_path)) == {"r3"}
     later.stop()
+
+
+@pytest.mark.parametrize("said", ["abc", "inf", "-1"])
+def test_a_heartbeat_interval_that_is_no_number_of_seconds_beats_every_5_s(
+    said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`$BENCHKIT_HEARTBEAT_S` that is no positive number of seconds stops no thread:
+    each pilot's first beat is written, and the next pilot's too."""
+    monkeypatch.setenv("BENCHKIT_HEARTBEAT_S", said)
+    for run_id in ("first", "next"):
+        heart = Heartbeat(tmp_path, _beat(run_id))
+        assert heart.first_written(DEADLINE_S)
+        assert read_beats(tmp_path)[run_id].stage == "start"
+        heart.stop()
