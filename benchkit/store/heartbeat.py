@@ -157,15 +157,17 @@ class Heartbeat:
 class _Beating:
     """The process's one thread that writes its pilots' heartbeats, each when it is
     due, started with the first (a worker process of its own, a forked child: its
-    own)."""
+    own). A stage told takes no lock the thread holds: the heart's next beat is due
+    at once, and the thread woken."""
 
     def __init__(self) -> None:
-        self._told = threading.Condition()
+        self._lock = threading.Lock()  # the hearts, and the thread
+        self._woken = threading.Event()
         self._hearts: list[Heartbeat] = []
         self._thread: threading.Thread | None = None
 
     def add(self, heart: Heartbeat) -> None:
-        with self._told:
+        with self._lock:
             if self._thread is None or not self._thread.is_alive():
                 thread = threading.Thread(
                     target=self._beat_on, name="benchkit-heartbeat", daemon=True
@@ -173,35 +175,35 @@ class _Beating:
                 thread.start()  # what cannot start raises here, and nothing is left
                 self._thread = thread
             self._hearts.append(heart)
-            self._told.notify()
+        self._woken.set()
 
     def due_now(self, heart: Heartbeat) -> None:
-        with self._told:
-            heart.due = 0.0
-            self._told.notify()
+        heart.due = 0.0  # after the stage: the thread reads it once it set the next due
+        self._woken.set()
 
     def remove(self, heart: Heartbeat) -> None:
-        with self._told:
+        with self._lock:
             if heart in self._hearts:
                 self._hearts.remove(heart)
 
     def forked(self) -> None:
         """In a forked child: no thread, no heartbeat of the parent's."""
-        self._told = threading.Condition()
+        self._lock, self._woken = threading.Lock(), threading.Event()
         self._hearts, self._thread = [], None
 
     def _beat_on(self) -> None:
         while True:
-            with self._told:
-                while True:
-                    now = time.monotonic()
-                    due = [heart for heart in self._hearts if heart.due <= now]
-                    if due:
-                        break
-                    next_due = min((heart.due for heart in self._hearts), default=None)
-                    self._told.wait(None if next_due is None else next_due - now)
-                for heart in due:
-                    heart.due = now + interval()
+            self._woken.clear()  # then a heart told due meanwhile is seen, or wakes it
+            with self._lock:
+                hearts = list(self._hearts)
+            now = time.monotonic()
+            due = [heart for heart in hearts if heart.due <= now]
+            if not due:
+                next_due = min((heart.due for heart in hearts), default=None)
+                self._woken.wait(None if next_due is None else next_due - now)
+                continue
+            for heart in due:
+                heart.due = now + interval()  # before its stage is read (`write`)
             for heart in due:
                 try:
                     heart.write()

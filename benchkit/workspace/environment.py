@@ -107,15 +107,16 @@ def swept() -> list[str]:
     is building (its lock free), every process carrying `BENCHKIT_BUILD=<key>` is
     stopped and the folder removed. The keys swept; a listing of the cache, at most."""
     left: dict[str, list[Path]] = {}
-    try:
-        entries = list(envs_dir().iterdir())
+    try:  # by the listing's own file types: no look at each lock and mark
+        with os.scandir(envs_dir()) as listed:
+            entries = [(entry.name, entry.is_dir()) for entry in listed]
     except OSError:
         return []
     kinds = tuple(f"{kind}-" for kind, b in BACKENDS.items() if b.cached)
-    for entry in entries:
-        key, dot, _ = entry.name.partition(".")  # its lock and in-use marks are files
-        if dot and key.startswith(kinds) and entry.is_dir():
-            left.setdefault(key, []).append(entry)
+    for name, is_folder in entries:
+        key, dot, _ = name.partition(".")  # its lock and in-use marks are files
+        if dot and is_folder and key.startswith(kinds):
+            left.setdefault(key, []).append(envs_dir() / name)
     swept = []
     for key, folders in sorted(left.items()):
         with locked_if_free(envs_dir() / key) as free:
