@@ -181,8 +181,9 @@ def clean_tree(pilot: PilotState) -> tuple[Instance, Sandbox] | None:
     note.append(f"checked out at {where}")
     (pilot.logs / "verify.log").write_text("".join(f"{line}\n" for line in note))
     assert checked is not None
-    make_sandbox_folders(pilot.folder, where.name)  # made with the tree: unless an arm
-    sandbox = sandbox_of(p, pilot.folder, where.name)  # with no sandbox removed them
+    # its folders, made with the tree, made again if an arm with no sandbox removed them
+    make_sandbox_folders(pilot.folder, where.name)
+    sandbox = sandbox_of(p, pilot.folder, where.name)
     return checked, sandbox.with_read_only(checked.binds, checked.writable)
 
 
