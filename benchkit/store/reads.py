@@ -99,17 +99,20 @@ def readable(
 
     unified = arrow_schema(table)
     kept = []
+    taken: list[pa.Schema] = []  # the files' schemas unified already: most files share one
     for path in files:
         try:
             footer = footers[path] if footers is not None else pq.read_metadata(path)
             if isinstance(footer, Exception):
                 raise footer
             schema = footer.schema.to_arrow_schema()
-            stray = not_of(table, schema.names)
-            if stray:
-                _warn_skipped(path, stray)
-                continue
-            unified = pa.unify_schemas([unified, schema], promote_options="permissive")
+            if not any(schema.equals(seen) for seen in taken):
+                stray = not_of(table, schema.names)
+                if stray:
+                    _warn_skipped(path, stray)
+                    continue
+                unified = pa.unify_schemas([unified, schema], promote_options="permissive")
+                taken.append(schema)
         except Exception as exc:  # unreadable, or a column of another type: name it
             _warn_skipped(path, exc)
             continue
@@ -290,40 +293,75 @@ def _listed_and_read(
 
 def _by_footer(
     folder: Path, table: str, files: list[Path], footers: Footers | None = None
-) -> pl.LazyFrame:
+) -> tuple[pl.LazyFrame, list[Path], pl.Schema | None]:
     """The files' rows, lazily, with the file of each (`FROM`), once each footer is
     read: those unreadable or of other types skipped with a warning. A lazy read
-    leaves out the stray rows in `_scanned`."""
+    leaves out the stray rows in `_scanned`. Beside the rows, the files kept and the
+    columns they are read with (None: no file)."""
     if files:  # none: no footer to read (nor pyarrow to import)
         files, unified = readable(folder, table, files, footers)
     if not files:
-        return _empty(table).with_columns(pl.lit(None, pl.String).alias(FROM))
+        return _empty(table).with_columns(pl.lit(None, pl.String).alias(FROM)), [], None
+    columns = empty_frame(unified).schema
+    return _scan_of(files, columns), files, columns
+
+
+def _scan_of(files: list[Path], columns: pl.Schema) -> pl.LazyFrame:
     return pl.scan_parquet(
         files,
-        schema=empty_frame(unified).schema,
+        schema=columns,
         missing_columns="insert",
         extra_columns="ignore",
         include_file_paths=FROM,
     )
 
 
+Identity = tuple[str, tuple[tuple[str, int, int, int, int], ...]]
+_SAID: dict[Identity, tuple[pl.Schema, int]] = {}  # see `_scanned`: clean files' columns
+SAID_KEPT = 256  # sets of files whose reading `_SAID` keeps (the oldest forgotten first)
+
+
+def _identity(table: str, files: list[Path]) -> Identity | None:
+    """The files as they are now (each one's inode, size and times: a file rewritten,
+    or replaced by a rename, is another), or None when one is gone (merged)."""
+    known = []
+    for path in files:
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        known.append((str(path), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return table, tuple(known)
+
+
 def _scanned(folder: Path, table: str, files: list[Path]) -> tuple[pl.LazyFrame, int]:
     """The files' rows as a lazy scan gives them (see `_by_footer`): the stray rows
     left out, each file that holds them named now, from a look at two columns of
     each (a lazy scan reads parts and a few runs' own files this way); and the
-    oldest schema version among them, as far as their footers say (1 where not)."""
+    oldest schema version among them, as far as their footers say (1 where not).
+    Files never change once written: the same files, every one read and no row
+    stray, are scanned again with what their reading said (a notebook scans a
+    store again and again), their footers not read again."""
+    identity = _identity(table, files) if files else None
+    said = _SAID.get(identity) if identity is not None else None
+    if said is not None:
+        return _scan_of(files, said[0]).drop(FROM), said[1]
     footers = footers_of(files)
-    rows = _by_footer(folder, table, files, footers)
+    rows, kept, columns = _by_footer(folder, table, files, footers)
     key = TABLES[table][0].name
     clean, oldest = _footers_say(key, footers)
-    if clean:  # by the footers' statistics: no column read
-        return rows.drop(FROM), oldest
-    with contextlib.suppress(pl.exceptions.PolarsError, OSError):
-        looked = rows.select(key, "schema_version", FROM).collect()
-        _left_out(table, looked)  # its warnings
-        if not (looked.height and looked.select(stray_rows(table).any()).item()):
-            return rows.drop(FROM), oldest  # files never change once written: none at collect
-    return rows.filter(~stray_rows(table)).drop(FROM), oldest
+    if not clean:  # a look at two columns of each file
+        with contextlib.suppress(pl.exceptions.PolarsError, OSError):
+            looked = rows.select(key, "schema_version", FROM).collect()
+            _left_out(table, looked)  # its warnings
+            clean = not (looked.height and looked.select(stray_rows(table).any()).item())
+    if not clean:
+        return rows.filter(~stray_rows(table)).drop(FROM), oldest
+    if identity is not None and columns is not None and len(kept) == len(files):
+        while len(_SAID) >= SAID_KEPT:
+            _SAID.pop(next(iter(_SAID)), None)
+        _SAID[identity] = columns, oldest
+    return rows.drop(FROM), oldest
 
 
 def _footers_say(key: str, footers: Footers) -> tuple[bool, int]:
@@ -391,7 +429,7 @@ def read_table(store: Path, table: str) -> pl.DataFrame:
     if at_once is not None:
         return upgraded(table, at_once[1])
     try:  # then each file's footer
-        rows = _by_footer(folder, table, _files(folder, table)).collect()
+        rows = _by_footer(folder, table, _files(folder, table))[0].collect()
         return upgraded(table, _left_out(table, rows))
     except (pl.exceptions.PolarsError, FileNotFoundError):
         pass  # a file with a good footer and a bad body: find it file by file

@@ -445,7 +445,13 @@ def arrow_type(kind: PolarsDataType) -> pa.DataType:
 
 def arrow_schema(table: str, checks: Iterable[str] = ()) -> pa.Schema:
     """A table's columns as an Arrow schema of plain types, each column's meaning in
-    its field's metadata (`doc`)."""
+    its field's metadata (`doc`): made once in a process for each table and checks,
+    and shared (an Arrow schema never changes)."""
+    return _arrow_schema(table, tuple(checks))
+
+
+@lru_cache(maxsize=256)
+def _arrow_schema(table: str, checks: tuple[str, ...]) -> pa.Schema:
     import pyarrow as pa
 
     return pa.schema(

@@ -24,6 +24,7 @@ import pytest
 import benchkit
 from benchkit.errors import StoreWarning
 from benchkit.run.events import StageBegun
+from benchkit.store import reads
 from benchkit.store.compaction import AUTO_COMPACT
 from benchkit.store.parquet import update_run, write_arrow
 from benchkit.store.reads import SCAN_AT_ONCE, read_table
@@ -144,6 +145,35 @@ def test_a_corrupt_file_is_skipped_with_a_warning_naming_it(
     with pytest.warns(StoreWarning, match=r"skipped .*20990101T000000-deadbeef\.parquet"):
         frame = benchkit.runs(tmp_path)
     assert frame.height == 1
+
+
+def test_a_scan_again_reads_no_footer_again_and_sees_each_file_that_changed(
+    tiny: TinyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A notebook scans a store again and again: files read before, every one whole
+    and no row stray, are not read again; a file rewritten (here made garbage) or a
+    new one is."""
+    benchkit.pilot(str(tiny.bench_dir), arm="noop", store=tiny.seeded(tmp_path))
+    read: list[list[Path]] = []
+    footers_of = reads.footers_of
+
+    def counted(files: list[Path]) -> reads.Footers:
+        read.append(files)
+        return footers_of(files)
+
+    monkeypatch.setattr(reads, "footers_of", counted)
+    assert benchkit.scan(store=tmp_path).collect().height == 1
+    assert len(read) == 1
+    assert benchkit.scan(store=tmp_path).collect().height == 1
+    assert len(read) == 1
+    benchkit.pilot(str(tiny.bench_dir), arm="human", store=tmp_path)
+    assert benchkit.scan(store=tmp_path).collect().height == 2
+    assert len(read) == 2
+    (first,) = read[0]
+    first.write_bytes(b"PAR1 not really parquet")
+    with pytest.warns(StoreWarning, match=rf"skipped .*{re.escape(first.name)}"):
+        assert benchkit.scan(store=tmp_path).collect().height == 1
+    assert len(read) == 3
 
 
 def test_an_empty_store_has_the_declared_columns(tmp_path: Path) -> None:
