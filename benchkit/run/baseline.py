@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +24,7 @@ from benchkit.records import CheckResult, TestRecord
 from benchkit.store.rows import check_from_row, check_rows, test_from_row, test_rows
 from benchkit.store.schema import table_schema
 from benchkit.store.store import Store
-from benchkit.workspace.cache import locked
+from benchkit.workspace.cache import locked, locked_if_free
 from benchkit.workspace.checks import Confinement, run_checks
 from benchkit.workspace.environment import env_copy_of, instantiate, programs, remove
 from benchkit.workspace.git import add_worktree, remove_worktree
@@ -107,20 +109,37 @@ def establish(
     worktree: Path,
     refresh: bool = False,
     sandbox: Sandbox | None = None,
-) -> Baseline:
+    wait: bool = True,
+) -> Baseline | None:
     """The baseline from the cache (unless `refresh`), or by running the checks in a
     worktree at base, in an instance of the environment of its own: once per key, under
-    a lock, however many pilots in parallel want it. Raises `EnvironmentFailure`."""
+    a lock, however many pilots in parallel want it. Without `wait`, None at once where
+    another pilot is running them (their lock is held): a pilot goes on with its arm
+    and its checks, and reads the baseline when it needs it, rather than wait with
+    nothing to do. Raises `EnvironmentFailure`."""
     key = baseline_key(bench, repo.checked_base, environment)
     test_check = bench.file.tests.check if bench.file.tests else None
     cached = None if refresh else load(store, key, test_check)
     if cached is not None:
         return cached
-    with locked(store.baselines / key):
+    with _held(store.baselines / key, wait) as held:
+        if not held:
+            return None
         cached = None if refresh else load(store, key, test_check)  # run meanwhile?
         if cached is not None:
             return cached
         return _run_at_base(bench, repo, environment, store, key, worktree, sandbox)
+
+
+@contextmanager
+def _held(path: Path, wait: bool) -> Iterator[bool]:
+    """The baseline's lock, waited for, or taken only if free: whether it is held."""
+    if wait:
+        with locked(path):
+            yield True
+    else:
+        with locked_if_free(path) as free:
+            yield free
 
 
 def _run_at_base(

@@ -26,7 +26,7 @@ from benchkit.errors import StoreError
 from benchkit.gate.tampering import telling_first
 from benchkit.records import LauncherName, Owner, Run, SiteResult, redact, redacted
 from benchkit.run import verify
-from benchkit.run.baseline import establish
+from benchkit.run.baseline import Baseline, establish
 from benchkit.run.behind import Behind
 from benchkit.run.ci import ask_ci, asked
 from benchkit.run.events import Recorded, Sink, StageBegun, ignore
@@ -127,23 +127,15 @@ def _run_stages(
             verify.prepare_clean_tree(pilot, log)  # before the arm: out of its reach
         stage("baseline")
         with clock.stage("baseline"):
-            pilot.baseline = establish(
-                bench,
-                repo,
-                environment,
-                store=pilot.store,
-                worktree=pilot.base_tree,
-                refresh=p.refresh_baseline,
-                sandbox=sandbox_of(p, pilot.folder, "base"),
-            )
+            pilot.baseline = _baseline(pilot, wait=False)
+            pilot.baseline_later = pilot.baseline is None  # another pilot runs it now
             pilot.clock.lap("environment")  # the clean tree's wait: not the checks at base
             verify.settled(pilot)  # the clean tree ready before the arm costs anything
     except EnvironmentFailure as exc:  # the bench's failure: recorded, and others go on
         pilot.outcome = ArmOutcome(ok=False, failure_kind="environment", detail=str(exc))
         pilot.status = "failed"
         return
-    pilot.checks += pilot.baseline.checks
-    pilot.tests += pilot.baseline.tests
+    _add_baseline(pilot)
     stage("execute")
     with clock.stage("execute"):
         before = ignored_files(pilot.worktree, pilot.git_dir, repo.base_sha)
@@ -186,11 +178,55 @@ def _run_stages(
     if outcome.ok:
         stage("verify")
         with clock.stage("verify"):
-            verify.verify(pilot, stage, meanwhile)
+            verify.verify(pilot, stage, meanwhile, based=lambda: _based(pilot, stage, "verify"))
     if asked(outcome.report):  # whatever the outcome: a run over its cap pushed a change too
         stage("ci")
         with clock.stage("ci"):
             pilot.ci = ask_ci(outcome.report, bench.file, Forge(pilot.logs / "ci.log"))
+    _based(pilot, stage)  # not read by the gate: for the record
+
+
+def _baseline(pilot: PilotState, *, wait: bool) -> Baseline | None:
+    """The pilot's checks at base (see `establish`)."""
+    p = pilot.plan
+    assert pilot.environment is not None  # the environment stage's
+    return establish(
+        p.bench,
+        p.repository,
+        pilot.environment,
+        store=pilot.store,
+        worktree=pilot.base_tree,
+        refresh=p.refresh_baseline,
+        sandbox=sandbox_of(p, pilot.folder, "base"),
+        wait=wait,
+    )
+
+
+def _based(pilot: PilotState, stage: Callable[[str], None], back: str | None = None) -> None:
+    """The baseline that another pilot was running as this one reached it, read now
+    (`pilot.baseline_later`), as the gate needs it or for the record: waited for, in
+    the `baseline` phase, then the stage `back` told again. Failing here, after the
+    arm, the run keeps the arm's figures, says why in a warning, and its tests go
+    unjudged (no baseline)."""
+    if not pilot.baseline_later:
+        return
+    pilot.baseline_later = False
+    stage("baseline")
+    with pilot.clock.within("baseline"):
+        try:
+            pilot.baseline = _baseline(pilot, wait=True)
+        except EnvironmentFailure as exc:
+            pilot.warnings.append(f"no baseline: the checks at base failed after the arm: {exc}")
+    _add_baseline(pilot)
+    if back is not None:
+        stage(back)
+
+
+def _add_baseline(pilot: PilotState) -> None:
+    """The checks and the tests at base, first among the pilot's."""
+    if pilot.baseline is not None:
+        pilot.checks[:0] = pilot.baseline.checks
+        pilot.tests[:0] = pilot.baseline.tests
 
 
 _MAKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-worktree")

@@ -81,6 +81,16 @@ class Clock:
         yield
 
     @contextmanager
+    def within(self, name: str) -> Iterator[None]:
+        """A phase begun inside another, which goes on after the block."""
+        outer = self.current
+        self.lap(name)
+        try:
+            yield
+        finally:
+            self.lap(outer)
+
+    @contextmanager
     def aside(self) -> Iterator[None]:
         """Time that is no phase's: the block's (another pilot's run told meanwhile)."""
         began = time.perf_counter()
@@ -114,6 +124,7 @@ class PilotState:
     checks: list[CheckResult] = field(default_factory=list)
     tests: list[TestRecord] = field(default_factory=list)
     baseline: Baseline | None = None
+    baseline_later: bool = False  # another pilot was running it: read when needed
     gate: GateResult | None = None
     environment: Environment | None = None
     instance: Instance | None = None  # the arm's

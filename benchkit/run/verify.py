@@ -36,11 +36,15 @@ from benchkit.workspace.sandbox import Sandbox
 
 
 def verify(
-    pilot: PilotState, stage: Callable[[str], None], meanwhile: Callable[[], None] = lambda: None
+    pilot: PilotState,
+    stage: Callable[[str], None],
+    meanwhile: Callable[[], None] = lambda: None,
+    based: Callable[[], None] = lambda: None,
 ) -> None:
     """The clean tree, the checks after the arm there, then the gate: failing test
     files rerun alone. A tree git cannot check out fails the run (`verify`). What is
-    to be done `meanwhile` (by a thread) begins as the checks begin."""
+    to be done `meanwhile` (by a thread) begins as the checks begin; `based` gives
+    the pilot its baseline, if it has none yet, before the gate reads it."""
     checked = clean_tree(pilot)
     if checked is None:
         return
@@ -56,6 +60,7 @@ def verify(
     if after is None:
         return
     pilot.tests += [TestRecord(phase="after", attempt=0, case=c) for c in after.cases or ()]
+    based()
     base = pilot.baseline.test_run() if pilot.baseline else None
     unjudgeable = pilot.baseline.unjudgeable if pilot.baseline else "no baseline"
     known_flaky = pilot.plan.known_flaky

@@ -59,6 +59,7 @@ def locked(path: Path, *, shared: bool = False) -> Iterator[None]:
 def locked_if_free(path: Path) -> Iterator[bool]:
     """`locked`, taken alone only when no one holds it or waits at its gate (never
     waits): whether it was."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     with held_if_free(path.with_suffix(".gate")) as at_gate:
         if not at_gate:
             yield False

@@ -65,6 +65,44 @@ def test_a_matrix_in_two_workers_records_what_one_process_does(
     )
 
 
+def test_a_pilot_whose_checks_at_base_another_runs_goes_on_with_its_arm(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """Two pilots at once on a bench with no checks at base yet: one runs them; the
+    other runs its arm and its checks meanwhile, and reads them as its gate needs them,
+    rather than wait with nothing to do. Here the checks at base wait until an arm has
+    run: a pilot that waited for them before its arm would wait for ever."""
+    ran = tmp_path / "an-arm-ran"
+    waits = tmp_path / "waits.py"
+    waits.write_text(
+        f"import pathlib, time\nwhile not pathlib.Path({str(ran)!r}).exists():\n"
+        "    time.sleep(0.05)\nimport calc, util\n"
+    )
+    bench = tmp_path / "waiting"
+    bench.mkdir()
+    text = tiny.bench_file.read_text()
+    lint = "command = \"python -c 'import calc, util'\"\ntimeout = 30"
+    assert lint in text
+    waiting = f'command = "python {waits}"\ntimeout = {PATIENCE_S}'
+    (bench / "bench.toml").write_text(text.replace(lint, waiting))
+    arm = tmp_path / "toucher.toml"
+    arm.write_text(f'name = "toucher"\ncommand = "touch {ran}"\n')
+    store = tmp_path / "store"
+    done = _cli(
+        *("--bench", str(bench), "--arm", str(arm), "--trials", "2", "--jobs", "2"),
+        *("--sandbox", "none", "--store", str(store)),
+    )
+    assert done.returncode == 0, done.stderr
+    runs = benchkit.runs(store)
+    assert runs["status"].to_list() == ["ok", "ok"]
+    assert runs["test_verdict"].to_list() == ["pass", "pass"]
+    assert sorted(runs["baseline_cached"].to_list()) == [False, True]
+    checks = benchkit.table("checks", store)
+    at_base = checks.filter(checks["phase"] == "base")
+    assert at_base.group_by("run_id").len()["len"].to_list() == [2, 2]
+    assert set(at_base["status"]) == {"ok"}
+
+
 def test_a_sigkilled_benchkit_leaves_no_worker_and_no_arm(tiny: TinyRepo, tmp_path: Path) -> None:
     token = f"sleep 3533.{os.getpid()}"  # far past the wait below: only a stop ends it
     arm = tmp_path / "sleepy.toml"
