@@ -122,7 +122,10 @@ def _run_stages(
             if pilot.instance.path is not None and pilot.instance.path.parent == pilot.worktree:
                 exclude(pilot.git_dir, pilot.instance.path.name)  # not the arm's
             # nor what an install wrote in the tree (setuptools' *.egg-info/)
-            leave_out(pilot.git_dir, untracked(pilot.worktree, pilot.git_dir, repo.base_sha))
+            leave_out(
+                pilot.git_dir,
+                untracked(pilot.worktree, pilot.git_dir, repo.base_sha, checked_out=True),
+            )
             exclude_patterns(pilot.git_dir, p.arm.scratch)  # what the tool keeps for itself
             verify.prepare_clean_tree(pilot, log)  # before the arm: out of its reach
         stage("baseline")
@@ -138,7 +141,7 @@ def _run_stages(
     _add_baseline(pilot)
     stage("execute")
     with clock.stage("execute"):
-        before = ignored_files(pilot.worktree, pilot.git_dir, repo.base_sha)
+        before = ignored_files(pilot.worktree, pilot.git_dir, repo.base_sha, checked_out=True)
         pilot.ignored_before = frozenset(before)  # the environment's, say: not the arm's
         try:
             context = ArmContext(

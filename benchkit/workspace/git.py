@@ -279,29 +279,60 @@ def _flagged(work: list[str], worktree: Path, env: dict[str, str]) -> bool:
     return any(e[:1].islower() or e[:1] == "S" for e in listed.split("\0") if e)
 
 
-def ignored_files(worktree: Path, into: Path, tree: str) -> list[str]:
+def ignored_files(worktree: Path, into: Path, tree: str, *, checked_out: bool = False) -> list[str]:
     """The files in the worktree that git ignores (by the worktree's `.gitignore` files
     and `into`'s exclude) and `tree` does not hold, but those in the folders left out of
-    every snapshot (see `exclude`), sorted."""
-    work = ["--git-dir", str(into), "--work-tree", str(worktree)]
-    with scratch_index(into) as env:
-        git(*work, "read-tree", tree, cwd=worktree, **env)
-        listed = git(*work, "ls-files", "-z", "-o", "-i", "--exclude-standard", cwd=worktree, **env)
+    every snapshot (see `exclude`), sorted. `checked_out`: see `_holding`."""
+    with _holding(worktree, into, tree, checked_out) as env:
+        listed = git(
+            *_work(worktree, into),
+            "ls-files",
+            "-z",
+            "-o",
+            "-i",
+            "--exclude-standard",
+            cwd=worktree,
+            **env,
+        )
     left = tuple(f"{folder}/" for folder in _left_out(into))
     return sorted(p for p in listed.split("\0") if p and not p.startswith(left))
 
 
-def untracked(worktree: Path, into: Path, tree: str) -> list[str]:
+def untracked(worktree: Path, into: Path, tree: str, *, checked_out: bool = False) -> list[str]:
     """What the worktree holds that `tree` does not and git does not ignore (a folder
     whole, as `folder/`), sorted: before the arm, what its environment's install wrote
-    (setuptools' `*.egg-info/`)."""
-    work = ["--git-dir", str(into), "--work-tree", str(worktree)]
-    with scratch_index(into) as env:
-        git(*work, "read-tree", tree, cwd=worktree, **env)
+    (setuptools' `*.egg-info/`). `checked_out`: see `_holding`."""
+    with _holding(worktree, into, tree, checked_out) as env:
         listed = git(
-            *work, "ls-files", "-z", "-o", "--directory", "--exclude-standard", cwd=worktree, **env
+            *_work(worktree, into),
+            "ls-files",
+            "-z",
+            "-o",
+            "--directory",
+            "--exclude-standard",
+            cwd=worktree,
+            **env,
         )
     return sorted(p for p in listed.split("\0") if p)
+
+
+def _work(worktree: Path, into: Path) -> list[str]:
+    return ["--git-dir", str(into), "--work-tree", str(worktree)]
+
+
+@contextmanager
+def _holding(worktree: Path, into: Path, tree: str, checked_out: bool) -> Iterator[dict[str, str]]:
+    """git's environment naming an index that holds `tree`, for a listing: read into a
+    scratch index in `into`; or, `checked_out` (before the arm, with `tree` the commit
+    benchkit checked out there), the worktree's own index as that checkout wrote it,
+    read as data by `ls-files`, which never writes it."""
+    own = worktree / ".git" / "index"
+    if checked_out and _regular_file(own) and not (worktree / ".git").is_symlink():
+        yield {"GIT_INDEX_FILE": str(own)}
+        return
+    with scratch_index(into) as env:
+        git(*_work(worktree, into), "read-tree", tree, cwd=worktree, **env)
+        yield env
 
 
 def _unstage(work: list[str], worktree: Path, env: dict[str, str], folders: list[str]) -> None:
