@@ -162,14 +162,8 @@ def _run_stages(
                 pilot.arm_change, pilot.arm_patch = parse_ahead(
                     p.repository, pilot.git_dir, pilot.tree, pilot.secrets
                 )
-                ignored = ignored_files(pilot.worktree, pilot.git_dir, pilot.tree)
-                scratch = p.arm.scratch  # the tool's own, not its work
-                written = (
-                    f
-                    for f in ignored
-                    if f not in pilot.ignored_before and not is_scratch(f, scratch)
-                )
-                pilot.ignored_written = tuple(telling_first(written))
+                listed = _MAKER.submit(ignored_files, pilot.worktree, pilot.git_dir, pilot.tree)
+                pilot.ignored_ahead = listed  # by a thread, beside the clean tree and checks
                 pilot.committed = _commits(pilot)
             except ProcError as exc:  # a full disk, or a worktree git cannot read
                 full = "No space left on device" in exc.stderr
@@ -296,6 +290,24 @@ def spares_for(plans: Sequence[Plan]) -> Spares:
     sweep_spares(folder)  # those a killed benchkit left
     coming = [p.repository for p in plans]
     return Spares(coming, trees=_trees, folder=folder, executor=_MAKER)
+
+
+def _ignored_written(pilot: PilotState) -> None:
+    """The files git ignores that the arm wrote (`pilot.ignored_written`), from the
+    listing a thread made of its worktree as it ended (`pilot.ignored_ahead`): those
+    there before it, and the tool's scratch, left out. A listing that failed leaves them
+    not looked at, with a warning."""
+    listed, pilot.ignored_ahead = pilot.ignored_ahead, None
+    if listed is None:
+        return
+    try:
+        ignored = listed.result()
+    except ProcError as exc:
+        pilot.warnings.append(f"the files git ignores that the arm wrote were not listed: {exc}")
+        return
+    scratch = pilot.plan.arm.scratch  # the tool's own, not its work
+    written = (f for f in ignored if f not in pilot.ignored_before and not is_scratch(f, scratch))
+    pilot.ignored_written = tuple(telling_first(written))
 
 
 def _commits(pilot: PilotState) -> list[Commit]:
@@ -548,6 +560,7 @@ def _finish(
     secrets = pilot.secrets
     if pilot.made_ahead is not None:
         wait([pilot.made_ahead])  # interrupted before `prepare` waited: made, then scored
+    _ignored_written(pilot)  # listed by now, before its worktree goes
     # the arm and the checks are done: nothing of theirs runs on (a walk of /proc, where
     # their sandbox did not end it all)
     left = 0 if pilot.sandbox.ends_whole else stop_left(pilot.run_id)

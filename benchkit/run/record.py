@@ -139,6 +139,7 @@ class PilotState:
     resolved: bool | None = None
     ignored_before: frozenset[str] = frozenset()  # ignored files in the worktree before the arm
     ignored_written: tuple[str, ...] | None = None  # those the arm wrote; None: not looked
+    ignored_ahead: Future[list[str]] | None = None  # the ignored files, being listed
     tampered: tuple[tuple[str, str], ...] = ()
     swebench: SweBenchGrade | None = None
     warnings: list[str] = field(default_factory=list)
