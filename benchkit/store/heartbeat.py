@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import threading
 import time
 import warnings
@@ -158,11 +159,12 @@ class _Beating:
     """The process's one thread that writes its pilots' heartbeats, each when it is
     due, started with the first (a worker process of its own, a forked child: its
     own). A stage told takes no lock the thread holds: the heart's next beat is due
-    at once, and the thread woken."""
+    at once, and the thread woken by a word put in its queue (C's own: neither a
+    lock of Python's to wait for, nor the GIL let go)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # the hearts, and the thread
-        self._woken = threading.Event()
+        self._woken: queue.SimpleQueue[None] = queue.SimpleQueue()
         self._hearts: list[Heartbeat] = []
         self._thread: threading.Thread | None = None
 
@@ -175,11 +177,11 @@ class _Beating:
                 thread.start()  # what cannot start raises here, and nothing is left
                 self._thread = thread
             self._hearts.append(heart)
-        self._woken.set()
+        self._woken.put(None)
 
     def due_now(self, heart: Heartbeat) -> None:
         heart.due = 0.0  # after the stage: the thread reads it once it set the next due
-        self._woken.set()
+        self._woken.put(None)
 
     def remove(self, heart: Heartbeat) -> None:
         with self._lock:
@@ -188,19 +190,22 @@ class _Beating:
 
     def forked(self) -> None:
         """In a forked child: no thread, no heartbeat of the parent's."""
-        self._lock, self._woken = threading.Lock(), threading.Event()
+        self._lock, self._woken = threading.Lock(), queue.SimpleQueue()
         self._hearts, self._thread = [], None
 
     def _beat_on(self) -> None:
         while True:
-            self._woken.clear()  # then a heart told due meanwhile is seen, or wakes it
+            with contextlib.suppress(queue.Empty):  # then a heart told due meanwhile
+                while True:  # is seen, or wakes it
+                    self._woken.get_nowait()
             with self._lock:
                 hearts = list(self._hearts)
             now = time.monotonic()
             due = [heart for heart in hearts if heart.due <= now]
             if not due:
                 next_due = min((heart.due for heart in hearts), default=None)
-                self._woken.wait(None if next_due is None else next_due - now)
+                with contextlib.suppress(queue.Empty):
+                    self._woken.get(timeout=None if next_due is None else next_due - now)
                 continue
             for heart in due:
                 heart.due = now + interval()  # before its stage is read (`write`)
