@@ -162,8 +162,9 @@ def _run_stages(
                 pilot.arm_change, pilot.arm_patch = parse_ahead(
                     p.repository, pilot.git_dir, pilot.tree, pilot.secrets
                 )
-                listed = _MAKER.submit(ignored_files, pilot.worktree, pilot.git_dir, pilot.tree)
-                pilot.ignored_ahead = listed  # by a thread, beside the clean tree and checks
+                pilot.ignored_listing = functools.partial(
+                    ignored_files, pilot.worktree, pilot.git_dir, pilot.tree
+                )
                 pilot.committed = _commits(pilot)
             except ProcError as exc:  # a full disk, or a worktree git cannot read
                 full = "No space left on device" in exc.stderr
@@ -174,6 +175,10 @@ def _run_stages(
     pilot.status = "ok" if outcome.ok else ("timeout" if outcome.timed_out else "failed")
     if outcome.ok:
         stage("verify")
+    if pilot.ignored_listing is not None:  # by a thread beside the clean tree and the
+        pilot.ignored_ahead = _MAKER.submit(pilot.ignored_listing)  # checks, once the stage
+        pilot.ignored_listing = None  # is told (its start would take the GIL within it)
+    if outcome.ok:
         with clock.stage("verify"):
             verify.verify(pilot, stage, meanwhile, based=lambda: _based(pilot, stage, "verify"))
     if asked(outcome.report):  # whatever the outcome: a run over its cap pushed a change too
@@ -294,14 +299,19 @@ def spares_for(plans: Sequence[Plan]) -> Spares:
 
 def _ignored_written(pilot: PilotState) -> None:
     """The files git ignores that the arm wrote (`pilot.ignored_written`), from the
-    listing a thread made of its worktree as it ended (`pilot.ignored_ahead`): those
-    there before it, and the tool's scratch, left out. A listing that failed leaves them
-    not looked at, with a warning."""
+    listing a thread made of its worktree as it ended (`pilot.ignored_ahead`), or made
+    now (a pilot interrupted before it handed it over): those there before the arm,
+    and the tool's scratch, left out. A listing that failed leaves them not looked at,
+    with a warning."""
     listed, pilot.ignored_ahead = pilot.ignored_ahead, None
-    if listed is None:
-        return
+    listing, pilot.ignored_listing = pilot.ignored_listing, None
     try:
-        ignored = listed.result()
+        if listed is not None:
+            ignored = listed.result()
+        elif listing is not None:
+            ignored = listing()
+        else:
+            return  # not looked at: the arm's tree could not be read
     except ProcError as exc:
         pilot.warnings.append(f"the files git ignores that the arm wrote were not listed: {exc}")
         return

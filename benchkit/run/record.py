@@ -7,7 +7,7 @@ import errno
 import shutil
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -140,6 +140,7 @@ class PilotState:
     ignored_before: frozenset[str] = frozenset()  # ignored files in the worktree before the arm
     ignored_written: tuple[str, ...] | None = None  # those the arm wrote; None: not looked
     ignored_ahead: Future[list[str]] | None = None  # the ignored files, being listed
+    ignored_listing: Callable[[], list[str]] | None = None  # that listing, to begin
     tampered: tuple[tuple[str, str], ...] = ()
     swebench: SweBenchGrade | None = None
     warnings: list[str] = field(default_factory=list)
