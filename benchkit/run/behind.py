@@ -1,10 +1,11 @@
-"""A finished pilot's record, written by a thread while the pilot cleans up and the
-next one starts.
+"""A finished pilot's record, written by a thread while the next pilot starts, and
+its cleanup after it.
 
 A launcher that runs its pilots one after another in this process (`serial`) hands
 each finished pilot's record (its detail tables, then its `runs` row) to a thread at
-once, as the pilot's cleanup begins: the thread writes it while the pilot's folders
-are removed and the next pilot starts. Writing a record holds Python's lock for much
+once, as the pilot ends: the thread writes it, then removes the pilot's folders (its
+cleanup: with no sandbox, a check of the cached environment it copied), while the
+next pilot starts. Writing a record holds Python's lock for much
 of its time, so it gets on as the next pilot waits for its commands (git's, the
 checks at base); that pilot is not held up for it. Its run is told (`Recorded`) at
 the first of the next pilot's stages to begin once it is written, and at the latest as
@@ -41,6 +42,7 @@ _ROWS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-running-r
 class _Held:
     writing: Future[Run]  # the run as written
     then: Callable[[], None]  # once it is written, or failed (the heartbeat stopped)
+    after: list[Exception]  # what came after the write (the cleanup) raised
 
 
 class Behind:
@@ -54,12 +56,31 @@ class Behind:
         self.faults: list[Exception] = []
         self.holds = True  # False for the last pilot: no pilot after it to write beside
 
-    def hold(self, write: Callable[[], Run], *, then: Callable[[], None]) -> None:
+    def hold(
+        self,
+        write: Callable[[], Run],
+        *,
+        then: Callable[[], None],
+        after: Callable[[], None] = lambda: None,
+    ) -> None:
         """A pilot's record, begun now by the thread (`write` writes it and gives the
-        run as stored); `then` once it is done."""
+        run as stored), and `after` it by the thread too, whatever came (the pilot's
+        cleanup: what it raises is kept in `faults`, the run told all the same); `then`
+        once both are done."""
         if self._held is not None:
             raise RuntimeError("a record is held already: settle it first")
-        self._held = _Held(writing=_WRITER.submit(write), then=then)
+        raised: list[Exception] = []
+
+        def written() -> Run:
+            try:
+                return write()
+            finally:
+                try:
+                    after()
+                except Exception as exc:
+                    raised.append(exc)
+
+        self._held = _Held(writing=_WRITER.submit(written), then=then, after=raised)
 
     def running_row(self, write: Callable[[], None]) -> Future[None]:
         """A pilot's `running` row, begun now by a thread of its own (not after the
@@ -82,6 +103,7 @@ class Behind:
                 run = held.writing.result()
             except Exception as exc:  # its `running` row alone stays: it reads as crashed
                 self.faults.append(exc)
+            self.faults.extend(held.after)
             try:
                 held.then()
             except Exception as exc:

@@ -12,6 +12,7 @@ import functools
 import os
 import shutil
 import socket
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
@@ -445,10 +446,10 @@ def execute_plan(
 
     held: list[bool] = []  # whether this pilot's record is held (by `behind`)
 
-    def hold(write: Callable[[], Run]) -> None:
+    def hold(write: Callable[[], Run], after: Callable[[], None]) -> None:
         assert behind is not None and heart is not None
-        behind.hold(write, then=heart.stop)  # its heartbeat goes on until it is written
-        held.append(True)
+        behind.hold(write, then=heart.stop, after=after)  # its heartbeat goes on until
+        held.append(True)  # it is written
 
     def stage(name: str) -> None:
         assert heart is not None  # from the start (the pilot fails there without one)
@@ -541,8 +542,8 @@ def execute_plan(
                     heart.stop()
                 with contextlib.suppress(Exception):  # the clean tree's, if being made
                     verify.settled(pilot)
-                for instance in pilot.instances:  # if cleanup failed
-                    release(instance.path)
+                for instance in pilot.instances if not held else ():  # if cleanup failed
+                    release(instance.path)  # (held: its cleanup is the record's thread's)
             if behind is not None and not held:
                 behind.tell(run)  # a sink's error kept, as for a run it holds
             elif not held:
@@ -561,11 +562,12 @@ def _finish(
     pilot: PilotState,
     keep: bool,
     stage: Callable[[str], None],
-    later: Callable[[Callable[[], Run]], None] | None = None,
+    later: Callable[[Callable[[], Run], Callable[[], None]], None] | None = None,
 ) -> Run:
     """score, record, cleanup: whatever happened before. The record written at once,
-    or handed to `later` to write (the run returned then is the one it will write,
-    but for its `record` phase)."""
+    then the cleanup; or both handed to `later` (the record's thread writes the record,
+    then cleans up beside the next pilot: the run returned then is the one it will
+    write, but for its `record` phase)."""
     p, repo = pilot.plan, pilot.plan.repository
     secrets = pilot.secrets
     if pilot.made_ahead is not None:
@@ -619,8 +621,9 @@ def _finish(
     try:
         if later is None:
             run = recorded(pilot, run, since)
-        else:
-            later(functools.partial(recorded, pilot, run, since))
+        else:  # the cleanup, by the record's thread once it is written, beside the next pilot
+            beside = functools.partial(_cleaned_up, pilot, keep, "by the record's thread")
+            later(functools.partial(recorded, pilot, run, since), beside)
     except BaseException:  # not recorded: its folder goes all the same
         if not pilot.row_stands():  # nothing of the run in the store: nor its logs
             shutil.rmtree(pilot.artifacts, ignore_errors=True)
@@ -629,13 +632,18 @@ def _finish(
         raise
     pilot.clock.lap("cleanup")
     stage("cleanup")
-    _cleaned(pilot, keep)
-    pilot.clock.lap("done")
-    when = "after the record" if later is None else "beside the record, written by a thread"
-    cleanup = f"cleanup: {pilot.clock.phases['cleanup']:.3f} s {when}\n"
-    with contextlib.suppress(OSError), (pilot.logs / "pilot.log").open("a") as log:
-        log.write(cleanup)  # the cleanup's time, not the record's: in its log
+    if later is None:
+        _cleaned_up(pilot, keep, "after the record")
     return run
+
+
+def _cleaned_up(pilot: PilotState, keep: bool, when: str) -> None:
+    """`_cleaned`, its time said in the pilot's log (not the record's: written by now)."""
+    started = time.perf_counter()
+    _cleaned(pilot, keep)
+    cleanup = f"cleanup: {time.perf_counter() - started:.3f} s {when}\n"
+    with contextlib.suppress(OSError), (pilot.logs / "pilot.log").open("a") as log:
+        log.write(cleanup)
 
 
 def _of_store(exc: OSError, store: Store) -> bool:

@@ -127,9 +127,10 @@ def _second_interrupted_and_gone(store: Store) -> None:
 def test_each_record_is_written_by_a_thread_and_told_as_the_next_pilot_goes_on(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
-    """A run's record is written beside its cleanup, and told at a stage of the next
-    pilot, at the latest as its arm begins; the last pilot's at once. Each run's phases
-    still sum to its wall time, its record phase the writing's own time."""
+    """A run's record is written by a thread, then its cleanup, beside the next pilot,
+    and told at a stage of the next pilot, at the latest as its arm begins; the last
+    pilot's at once. Each run's phases still sum to its wall time, its record phase the
+    writing's own time; every pilot's folder is gone as the launch ends."""
     store = Store(tiny.seeded(tmp_path / "store"))
     said: list[tuple[str, str]] = []  # (stage or "recorded", run id), in the order told
 
@@ -153,8 +154,9 @@ def test_each_record_is_written_by_a_thread_and_told_as_the_next_pilot_goes_on(
     rows = benchkit.runs(store.path).sort("trial")
     assert rows.select("run_id", "status").rows() == [(i, "ok") for i in ids]
     for held in (a, b):
-        assert "beside the record, written by a thread" in _cleanup_said(store.path, held)
+        assert "by the record's thread" in _cleanup_said(store.path, held)
     assert "after the record" in _cleanup_said(store.path, c)
+    assert not [i for i in ids if (pilots_folder() / i).exists()]
     for row in rows.iter_rows(named=True):
         parts = [row[f"{p}_s"] for p in ("start", "prepare", "environment", "baseline")]
         parts += [row[f"{p}_s"] for p in ("execute", "verify", "score", "record")]
@@ -181,6 +183,28 @@ def test_a_sink_that_fails_on_a_run_loses_no_run(
     assert [str(f) for f in launched.faults] == ["the sink's own fault"]
     assert told == [1, 2] and [r.spec.trial for r in launched.runs] == [1, 2]
     assert benchkit.runs(store.path)["status"].to_list() == ["ok", "ok"]
+
+
+def test_a_cleanup_that_fails_in_the_records_thread_is_a_fault_and_its_run_is_told(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """The record's thread cleans up once it wrote a record: what the cleanup raises is
+    kept as a fault of its own, and the run written is told all the same."""
+    store = Store(tiny.seeded(tmp_path / "store"))
+    [run] = Serial().launch(_plans(tiny, ["noop"]), store, keep=False, events=ignore).runs
+    told: list[Event] = []
+    ended: list[str] = []
+    behind = Behind(told.append)
+
+    def cleanup() -> None:
+        ended.append("cleanup")
+        raise OSError("the cleanup's own fault")
+
+    behind.hold(lambda: run, then=lambda: ended.append("then"), after=cleanup)
+    behind.settle()
+    assert [str(f) for f in behind.faults] == ["the cleanup's own fault"]
+    assert ended == ["cleanup", "then"]
+    assert [e.run.run_id for e in told if isinstance(e, Recorded)] == [run.run_id]
 
 
 def test_telling_a_run_is_no_phase_of_the_next_pilots(tiny: TinyRepo, tmp_path: Path) -> None:
