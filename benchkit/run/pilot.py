@@ -178,7 +178,8 @@ def _run_stages(
         stage("verify")
     if pilot.ignored_listing is not None:  # by a thread beside the clean tree and the
         pilot.ignored_ahead = _MAKER.submit(pilot.ignored_listing)  # checks, once the stage
-        pilot.ignored_listing = None  # is told (its start would take the GIL within it)
+        pilot.ignored_listing = None  # is told (its start would take the GIL within it);
+        # before the next pilot's trees (`meanwhile`), which the same thread makes after it
     if outcome.ok:
         with clock.stage("verify"):
             verify.verify(pilot, stage, meanwhile, based=lambda: _based(pilot, stage, "verify"))
@@ -216,9 +217,9 @@ def _based(pilot: PilotState, stage: Callable[[str], None], back: str | None = N
     pilot.baseline_later = False
     stage("baseline")
     with pilot.clock.within("baseline"):
-        try:
+        try:  # run here when they were not kept (one timed out, the other pilot failed)
             pilot.baseline = _baseline(pilot, wait=True)
-        except EnvironmentFailure as exc:
+        except Exception as exc:  # the arm's figures stand: only the gate goes without
             pilot.warnings.append(f"no baseline: the checks at base failed after the arm: {exc}")
     _add_baseline(pilot)
     if back is not None:
@@ -313,7 +314,7 @@ def _ignored_written(pilot: PilotState) -> None:
             ignored = listing()
         else:
             return  # not looked at: the arm's tree could not be read
-    except ProcError as exc:
+    except Exception as exc:  # git's, or a process that could not start: not the record's
         pilot.warnings.append(f"the files git ignores that the arm wrote were not listed: {exc}")
         return
     scratch = pilot.plan.arm.scratch  # the tool's own, not its work

@@ -201,9 +201,10 @@ class _Beating:
             with self._lock:
                 hearts = list(self._hearts)
             now = time.monotonic()
-            due = [heart for heart in hearts if heart.due <= now]
+            dues = [heart.due for heart in hearts]  # read once: a stage may make one due now
+            due = [heart for heart, when in zip(hearts, dues, strict=True) if when <= now]
             if not due:
-                next_due = min((heart.due for heart in hearts), default=None)
+                next_due = min(dues, default=None)
                 with contextlib.suppress(queue.Empty):
                     self._woken.get(timeout=None if next_due is None else next_due - now)
                 continue

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 import warnings
 from functools import lru_cache
 from pathlib import Path
@@ -316,21 +317,23 @@ def _scan_of(files: list[Path], columns: pl.Schema) -> pl.LazyFrame:
     )
 
 
-Identity = tuple[str, tuple[tuple[str, int, int, int, int], ...]]
+Identity = tuple[str, tuple[tuple[str, int, int, int, int, int], ...]]
 _SAID: dict[Identity, tuple[pl.Schema, int]] = {}  # see `_scanned`: clean files' columns
+_SAYING = threading.Lock()  # `_SAID` changed by one thread at a time
 SAID_KEPT = 256  # sets of files whose reading `_SAID` keeps (the oldest forgotten first)
 
 
 def _identity(table: str, files: list[Path]) -> Identity | None:
-    """The files as they are now (each one's inode, size and times: a file rewritten,
-    or replaced by a rename, is another), or None when one is gone (merged)."""
+    """The files as they are now (each one's device, inode, size and times: a file
+    rewritten, or replaced by a rename, is another), or None when one is gone
+    (merged)."""
     known = []
     for path in files:
         try:
             st = path.stat()
         except OSError:
             return None
-        known.append((str(path), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        known.append((str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
     return table, tuple(known)
 
 
@@ -358,9 +361,10 @@ def _scanned(folder: Path, table: str, files: list[Path]) -> tuple[pl.LazyFrame,
     if not clean:
         return rows.filter(~stray_rows(table)).drop(FROM), oldest
     if identity is not None and columns is not None and len(kept) == len(files):
-        while len(_SAID) >= SAID_KEPT:
-            _SAID.pop(next(iter(_SAID)), None)
-        _SAID[identity] = columns, oldest
+        with _SAYING:
+            while len(_SAID) >= SAID_KEPT:
+                _SAID.pop(next(iter(_SAID)), None)
+            _SAID[identity] = columns, oldest
     return rows.drop(FROM), oldest
 
 

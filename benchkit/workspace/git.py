@@ -324,8 +324,9 @@ def _work(worktree: Path, into: Path) -> list[str]:
 def _holding(worktree: Path, into: Path, tree: str, checked_out: bool) -> Iterator[dict[str, str]]:
     """git's environment naming an index that holds `tree`, for a listing: read into a
     scratch index in `into`; or, `checked_out` (before the arm, with `tree` the commit
-    benchkit checked out there), the worktree's own index as that checkout wrote it,
-    read as data by `ls-files`, which never writes it."""
+    benchkit checked out there), the worktree's own index, which holds that commit's
+    files (an install may have refreshed its stat data, never its entries), read as
+    data by `ls-files`, which never writes it."""
     own = worktree / ".git" / "index"
     if checked_out and _regular_file(own) and not (worktree / ".git").is_symlink():
         yield {"GIT_INDEX_FILE": str(own)}

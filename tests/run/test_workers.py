@@ -71,7 +71,8 @@ def test_a_pilot_whose_checks_at_base_another_runs_goes_on_with_its_arm(
     """Two pilots at once on a bench with no checks at base yet: one runs them; the
     other runs its arm and its checks meanwhile, and reads them as its gate needs them,
     rather than wait with nothing to do. Here the checks at base wait until an arm has
-    run: a pilot that waited for them before its arm would wait for ever."""
+    run: a pilot that waited for them before its arm would wait until their check
+    timed out (the suite's patience), and find no base checks to read."""
     ran = tmp_path / "an-arm-ran"
     waits = tmp_path / "waits.py"
     waits.write_text(

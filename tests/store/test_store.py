@@ -174,6 +174,8 @@ def test_a_scan_again_reads_no_footer_again_and_sees_each_file_that_changed(
     with pytest.warns(StoreWarning, match=rf"skipped .*{re.escape(first.name)}"):
         assert benchkit.scan(store=tmp_path).collect().height == 1
     assert len(read) == 3
+    assert benchkit.scan(store=tmp_path).collect().height == 1  # one unreadable: not kept
+    assert len(read) == 4
 
 
 def test_an_empty_store_has_the_declared_columns(tmp_path: Path) -> None:
