@@ -3,12 +3,12 @@ its cleanup after it.
 
 A launcher that runs its pilots one after another in this process (`serial`) hands
 each finished pilot's record (its detail tables, then its `runs` row) to a thread at
-once, as the pilot ends: the thread writes it, then removes the pilot's folders (its
-cleanup: with no sandbox, a check of the cached environment it copied), while the
-next pilot starts. Writing a record holds Python's lock for much
-of its time, so it gets on as the next pilot waits for its commands (git's, the
-checks at base); that pilot is not held up for it. Its run is told (`Recorded`) at
-the first of the next pilot's stages to begin once it is written, and at the latest as
+once, as the pilot ends: the thread writes it, then (in bubblewrap: `after`) removes
+the pilot's folders, while the next pilot starts. Writing a record holds Python's
+lock for much of its time, so it gets on as the next pilot waits for its commands
+(git's, the checks at base); that pilot is not held up for it. Its run is told
+(`Recorded`) at the first of the next pilot's stages to begin once both are done
+("written", below), and at the latest as
 the next pilot's arm begins, or as the launch ends: runs are told in the order they
 ran, and one record at most is held. Telling it is no phase of the next pilot's. Its
 record phase is the time from its record stage's start until its tables were

@@ -220,7 +220,9 @@ def _based(pilot: PilotState, stage: Callable[[str], None], back: str | None = N
         try:  # run here when they were not kept (one timed out, the other pilot failed)
             pilot.baseline = _baseline(pilot, wait=True)
         except Exception as exc:  # the arm's figures stand: only the gate goes without
-            pilot.warnings.append(f"no baseline: the checks at base failed after the arm: {exc}")
+            pilot.warnings.append(
+                f"no baseline: the checks at base could not be run or read after the arm: {exc}"
+            )
     _add_baseline(pilot)
     if back is not None:
         stage(back)
@@ -622,9 +624,11 @@ def _finish(
     try:
         if later is None:
             run = recorded(pilot, run, since)
-        else:  # the cleanup, by the record's thread once it is written, beside the next pilot
+        elif pilot.sandbox.binds:  # the cleanup by the record's thread, once it is written,
             beside = functools.partial(_cleaned_up, pilot, keep, "by the record's thread")
-            later(functools.partial(recorded, pilot, run, since), beside)
+            later(functools.partial(recorded, pilot, run, since), beside)  # beside the next
+        else:  # a copy of the environment: its check before the next pilot takes the cache
+            later(functools.partial(recorded, pilot, run, since), lambda: None)
     except BaseException:  # not recorded: its folder goes all the same
         if not pilot.row_stands():  # nothing of the run in the store: nor its logs
             shutil.rmtree(pilot.artifacts, ignore_errors=True)
@@ -635,13 +639,20 @@ def _finish(
     stage("cleanup")
     if later is None:
         _cleaned_up(pilot, keep, "after the record")
+    elif not pilot.sandbox.binds:
+        _cleaned_up(pilot, keep, "beside the record, written by a thread")
     return run
 
 
 def _cleaned_up(pilot: PilotState, keep: bool, when: str) -> None:
-    """`_cleaned`, its time said in the pilot's log (not the record's: written by now)."""
+    """`_cleaned`, its time said in the pilot's log (not the record's: written by now);
+    the pilot's hold on its environment let go whatever came."""
     started = time.perf_counter()
-    _cleaned(pilot, keep)
+    try:
+        _cleaned(pilot, keep)
+    finally:
+        for instance in pilot.instances:  # if a removal failed
+            release(instance.path)
     cleanup = f"cleanup: {time.perf_counter() - started:.3f} s {when}\n"
     with contextlib.suppress(OSError), (pilot.logs / "pilot.log").open("a") as log:
         log.write(cleanup)

@@ -348,8 +348,8 @@ def room_made(pilot: PilotState) -> str:
     """Room for the record on a full store: the run's logs removed, and its folder
     (worktree, HOME, tmp: what filled the disk, as often as not) where it shares the
     store's file system, at once (not by the trash's thread), kept worktree or not;
-    where the cleanup beside a record written by a thread discarded it already, the
-    trash emptied. What was removed, as the run says it."""
+    where it was discarded already, the trash emptied. What was removed, as the run
+    says it."""
     shutil.rmtree(pilot.artifacts, ignore_errors=True)
     try:  # the pilots' folder: the pilot's own may be in the trash already
         shared = pilot.folder.parent.stat().st_dev == pilot.store.path.stat().st_dev
