@@ -546,7 +546,7 @@ def execute_plan(
                 with contextlib.suppress(Exception):  # the clean tree's, if being made
                     verify.settled(pilot)
                 for instance in pilot.instances if not held else ():  # if cleanup failed
-                    release(instance.path)  # (held: its cleanup is the record's thread's)
+                    release(instance.path)  # (held: its cleanup lets go, whatever came)
             if behind is not None and not held:
                 behind.tell(run)  # a sink's error kept, as for a run it holds
             elif not held:
@@ -568,9 +568,10 @@ def _finish(
     later: Callable[[Callable[[], Run], Callable[[], None]], None] | None = None,
 ) -> Run:
     """score, record, cleanup: whatever happened before. The record written at once,
-    then the cleanup; or both handed to `later` (the record's thread writes the record,
-    then cleans up beside the next pilot: the run returned then is the one it will
-    write, but for its `record` phase)."""
+    then the cleanup; or handed to `later`, the record's thread, with the cleanup in
+    bubblewrap (with no sandbox, the cleanup checks the cached environment before the
+    next pilot takes it: here). The run returned then is the one it will write, but
+    for its `record` phase."""
     p, repo = pilot.plan, pilot.plan.repository
     secrets = pilot.secrets
     if pilot.made_ahead is not None:
