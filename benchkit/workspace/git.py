@@ -251,7 +251,7 @@ def snapshot(worktree: Path, into: Path, base_sha: str) -> str:
     if own_objects.is_dir() and not own_git.is_symlink():
         borrowed.append(str(own_objects.resolve()))  # what the arm committed or staged
     alternates.write_text("".join(f"{line}\n" for line in borrowed))
-    work = ["--git-dir", str(into), "--work-tree", str(worktree)]
+    work = _work(worktree, into)
     with scratch_index(into) as env:  # the pilot's
         index = env["GIT_INDEX_FILE"]
         own_index = own_git / "index"
@@ -283,33 +283,25 @@ def ignored_files(worktree: Path, into: Path, tree: str, *, checked_out: bool = 
     """The files in the worktree that git ignores (by the worktree's `.gitignore` files
     and `into`'s exclude) and `tree` does not hold, but those in the folders left out of
     every snapshot (see `exclude`), sorted. `checked_out`: see `_holding`."""
-    with _holding(worktree, into, tree, checked_out) as env:
-        listed = git(
-            *_work(worktree, into),
-            "ls-files",
-            "-z",
-            "-o",
-            "-i",
-            "--exclude-standard",
-            cwd=worktree,
-            **env,
-        )
+    listed = _others(worktree, into, tree, checked_out, "-i")
     left = tuple(f"{folder}/" for folder in _left_out(into))
-    return sorted(p for p in listed.split("\0") if p and not p.startswith(left))
+    return [p for p in listed if not p.startswith(left)]
 
 
 def untracked(worktree: Path, into: Path, tree: str, *, checked_out: bool = False) -> list[str]:
     """What the worktree holds that `tree` does not and git does not ignore (a folder
     whole, as `folder/`), sorted: before the arm, what its environment's install wrote
     (setuptools' `*.egg-info/`). `checked_out`: see `_holding`."""
+    return _others(worktree, into, tree, checked_out, "--directory")
+
+
+def _others(worktree: Path, into: Path, tree: str, checked_out: bool, flag: str) -> list[str]:
+    """`git ls-files -o` of the worktree against `tree` (see `_holding`), with `flag`,
+    by `into`'s and the worktree's excludes: the paths, sorted."""
     with _holding(worktree, into, tree, checked_out) as env:
         listed = git(
             *_work(worktree, into),
-            "ls-files",
-            "-z",
-            "-o",
-            "--directory",
-            "--exclude-standard",
+            *("ls-files", "-z", "-o", flag, "--exclude-standard"),
             cwd=worktree,
             **env,
         )
