@@ -338,6 +338,7 @@ def main() -> None:
     arms = args.arm or ["human", "noop", "replay:agent-a", "replay:agent-b"]
     cli = str(Path(sys.executable).with_name("benchkit"))
     print(f"1-minute load at the start: {os.getloadavg()[0]:.2f}")
+    print(_sandbox_said(args.sandbox))
 
     with tempfile.TemporaryDirectory(prefix="benchkit-overhead-") as scratch:
         root = Path(scratch)
@@ -401,6 +402,25 @@ def main() -> None:
         )
     print(f"\n1-minute load at the end: {os.getloadavg()[0]:.2f}")
     print(f"overhead: {sum(verdicts)} of {len(verdicts)} targets met")
+
+
+def _sandbox_said(choice: str) -> str:
+    """The sandbox the pilots run in, and, where `auto` finds no bubblewrap, what that
+    costs them: a copy of the environment a tree, and the cache read whole as each
+    pilot ends (its bytes: what a copy sharing its files could have rewritten)."""
+    from benchkit.workspace.sandbox import PREFERRED, SANDBOXES
+
+    if choice != "auto":
+        return f"sandbox: {choice}"
+    for name in PREFERRED:
+        problem = SANDBOXES[name].problem()
+        if problem is None:
+            return f"sandbox: auto, {name}"
+    return (
+        f"sandbox: auto, none ({problem}: as root, apt-get install bubblewrap, or make "
+        "install): each pilot copies the environment for its two trees and reads the "
+        "cached one whole as it ends, benchkit's own work that a sandbox does not need"
+    )
 
 
 def _said(met: bool) -> str:
