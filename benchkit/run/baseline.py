@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,13 +110,15 @@ def establish(
     refresh: bool = False,
     sandbox: Sandbox | None = None,
     wait: bool = True,
+    ready: Callable[[], None] = lambda: None,
 ) -> Baseline | None:
     """The baseline from the cache (unless `refresh`), or by running the checks in a
     worktree at base, in an instance of the environment of its own: once per key, under
     a lock, however many pilots in parallel want it. Without `wait`, None at once where
     another pilot is running them (their lock is held): a pilot goes on with its arm
     and its checks, and reads the baseline when it needs it, rather than wait with
-    nothing to do. Raises `EnvironmentFailure`."""
+    nothing to do. `ready` is called before the checks run (not when they are read).
+    Raises `EnvironmentFailure`."""
     key = baseline_key(bench, repo.checked_base, environment)
     test_check = bench.file.tests.check if bench.file.tests else None
     cached = None if refresh else load(store, key, test_check)
@@ -128,6 +130,7 @@ def establish(
         cached = None if refresh else load(store, key, test_check)  # run meanwhile?
         if cached is not None:
             return cached
+        ready()
         return _run_at_base(bench, repo, environment, store, key, worktree, sandbox)
 
 

@@ -18,10 +18,10 @@ pilot's heartbeat goes on (and until its row is written, its `running` row stand
 
 Each pilot's `running` row is written by a thread of its own, beside the record of the
 pilot before it, from the pilot's start: the pilot waits for it as its first command
-in its sandbox begins (its `baseline` stage; recovery stops what a killed benchkit's
-sandboxes left, by a run's row: what writing it raised, a full store say, fails the
-pilot there, before its checks at base or its arm cost anything) and before its own
-record is written (never under it).
+in its sandbox begins (its checks at base, where it runs them, else its arm; recovery
+stops what a killed benchkit's sandboxes left, by a run's row: what writing it raised,
+a full store say, fails the pilot there, before its checks at base or its arm cost
+anything) and before its own record is written (never under it).
 """
 
 from __future__ import annotations
@@ -85,8 +85,8 @@ class Behind:
     def running_row(self, write: Callable[[], None]) -> Future[None]:
         """A pilot's `running` row, begun now by a thread of its own (not after the
         record held: it is written within milliseconds of the pilot's start). The
-        pilot waits for it as its baseline stage begins, and before its own record is
-        written."""
+        pilot waits for it before the first command in its sandbox, and before its own
+        record is written."""
         return _ROWS.submit(write)
 
     def settle(self, *, wait: bool = True) -> None:

@@ -191,7 +191,8 @@ def _run_stages(
 
 
 def _baseline(pilot: PilotState, *, wait: bool) -> Baseline | None:
-    """The pilot's checks at base (see `establish`)."""
+    """The pilot's checks at base (see `establish`): run here, once the pilot's
+    `running` row is written (see `row_written`)."""
     p = pilot.plan
     assert pilot.environment is not None  # the environment stage's
     return establish(
@@ -203,7 +204,18 @@ def _baseline(pilot: PilotState, *, wait: bool) -> Baseline | None:
         refresh=p.refresh_baseline,
         sandbox=sandbox_of(p, pilot.folder, "base"),
         wait=wait,
+        ready=lambda: row_written(pilot),
     )
+
+
+def row_written(pilot: PilotState) -> None:
+    """The pilot's `running` row, written by a thread from its start, waited for
+    before the first command in its sandbox (its checks at base, else its arm):
+    recovery stops what a killed benchkit's sandboxes left by a run's row. What writing
+    it raised is raised here: the pilot fails before its checks or its arm cost
+    anything."""
+    if pilot.running_row is not None:
+        pilot.running_row.result()
 
 
 def _based(pilot: PilotState, stage: Callable[[str], None], back: str | None = None) -> None:
@@ -461,13 +473,11 @@ def execute_plan(
 
     def stage_after(name: str) -> None:
         """A stage, told after the record of the pilot before if it is written by now,
-        and at the latest as the arm begins; from `baseline` on (the first command in
-        the pilot's sandbox, whose process groups recovery stops), once this pilot's
-        `running` row is written: what writing it raised, raised there (the pilot fails
-        before its checks or its arm cost anything)."""
+        and at the latest as the arm begins; the arm's once this pilot's `running` row
+        is written (`row_written`: the checks at base wait for it too, where they run)."""
         told_before(wait=name == "execute")
-        if name == "baseline" and pilot.running_row is not None:
-            pilot.running_row.result()
+        if name == "execute":
+            row_written(pilot)
         stage(name)
 
     try:

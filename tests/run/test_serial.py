@@ -14,14 +14,18 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 
 import benchkit
+import benchkit.run.baseline
 import benchkit.run.pilot
 import benchkit.run.record
+import benchkit.workspace.checks
 import benchkit.workspace.git
+from benchkit.bench.bench_file import Bench
 from benchkit.errors import StoreError
 from benchkit.records import PilotSpec
 from benchkit.run.behind import Behind
@@ -32,6 +36,7 @@ from benchkit.run.plan import plan
 from benchkit.run.spares import SPARE, Spares, Taken, sweep_spares
 from benchkit.store.store import Store
 from benchkit.workspace.cache import trash_emptied
+from benchkit.workspace.checks import CheckRun
 from benchkit.workspace.proc import ProcError, Stoppable, capture
 from benchkit.workspace.processes import process_start
 from benchkit.workspace.repository import Repository
@@ -278,7 +283,8 @@ def test_a_store_full_as_a_pilot_starts_fails_it_before_its_arm(
     tiny: TinyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, room: bool, shared: bool
 ) -> None:
     """The first pilot's `running` row, written by a thread, finds the store full: the
-    pilot stops before its checks at base and its arm. Its record is written once its
+    pilot stops before its arm (its first command: the checks at base are read). Its
+    record is written once its
     logs make room; else nothing of it is (its logs neither), it is a fault, and its
     folder goes all the same (where the pilots' folders are on another file system than
     the store's, making room leaves it). The others go on."""
@@ -306,7 +312,7 @@ def test_a_store_full_as_a_pilot_starts_fails_it_before_its_arm(
 
     launched = Serial().launch(_plans(tiny, ["human", "noop"]), store, keep=False, events=sink)
     first = stages[0][0]
-    assert (first, "baseline") not in stages and (first, "score") in stages
+    assert (first, "execute") not in stages and (first, "score") in stages
     rows = benchkit.runs(store.path).sort("trial")
     if room:
         assert not launched.faults
@@ -346,7 +352,7 @@ def test_a_running_row_that_cannot_be_written_leaves_nothing_of_its_pilot(
 
     launched = Serial().launch(_plans(tiny, ["noop", "noop"]), store, keep=False, events=sink)
     assert [type(f) for f in launched.faults] == [PermissionError, PermissionError]
-    assert not launched.runs and "baseline" not in stages
+    assert not launched.runs and "execute" not in stages
     trash_emptied()
     assert list(pilots_folder().iterdir()) == []
     assert [a.name for a in (store.path / "artifacts").iterdir()] == ["baselines"]
@@ -392,23 +398,40 @@ def test_a_pilot_interrupted_as_its_spare_is_made_stops_the_checkout_as_its_own(
     _second_interrupted_and_gone(store)
 
 
-def test_each_running_row_stands_as_its_pilots_checks_at_base_begin(
+def _checks_at_base_counted(monkeypatch: pytest.MonkeyPatch, store: Path) -> list[int]:
+    """A list that grows as checks at base begin, by the number of runs' rows the
+    store holds then."""
+    counted: list[int] = []
+    run_checks = benchkit.workspace.checks.run_checks
+
+    def counting(bench: Bench, **kwargs: Any) -> tuple[CheckRun, ...]:
+        counted.append(len(list((store / "runs").glob("*.parquet"))))
+        return run_checks(bench, **kwargs)
+
+    monkeypatch.setattr(benchkit.run.baseline, "run_checks", counting)
+    return counted
+
+
+def test_each_running_row_stands_as_its_pilots_first_command_in_its_sandbox_begins(
     tiny: TinyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """However slowly the thread writes a pilot's `running` row, the pilot's first
-    command in its sandbox waits for it: a benchkit killed then leaves a row that
-    recovery finds (with the folder and the process groups to clean)."""
-    store = Store(tiny.seeded(tmp_path / "store"))
+    command in its sandbox waits for it: its checks at base (the first pilot's), else
+    its arm (the second's reads them from the cache). A benchkit killed then leaves a
+    row that recovery finds (with the folder and the process groups to clean)."""
+    store = Store(tmp_path / "store")  # no checks at base kept: the first pilot runs them
     _running_rows_slowed(monkeypatch, 0.3)
+    at_base = _checks_at_base_counted(monkeypatch, store.path)
     rows_then: dict[str, bool] = {}
 
     def sink(event: Event) -> None:
-        if isinstance(event, StageBegun) and event.stage == "baseline":
+        if isinstance(event, StageBegun) and event.stage == "execute":
             rows_then[event.run_id] = (store.path / "runs" / f"{event.run_id}.parquet").exists()
 
     launched = Serial().launch(_plans(tiny, ["noop", "noop"]), store, keep=False, events=sink)
     assert not launched.faults and len(rows_then) == 2
     assert all(rows_then.values())
+    assert at_base == [1]  # the first pilot's row, and the checks at base run once
 
 
 def test_an_interrupt_as_a_pilot_takes_its_spare_leaves_nothing_behind(
