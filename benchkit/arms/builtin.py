@@ -17,6 +17,10 @@ from benchkit.workspace.proc import ProcError
 class Noop(Arm):
     name: str = "noop"
 
+    @property
+    def instant(self) -> bool:
+        return True
+
     def run(self, context: ArmContext) -> ArmOutcome:
         return ArmOutcome(ok=True)
 
@@ -38,6 +42,10 @@ def apply_text(context: ArmContext, patch_text: str, what: str) -> ArmOutcome:
 class Human(Arm):
     name: str = "human"
 
+    @property
+    def instant(self) -> bool:
+        return True
+
     def run(self, context: ArmContext) -> ArmOutcome:
         repo = context.repository
         patch = diff(repo.mirror, repo.base_sha, repo.human_sha, context=3, binary=True)
@@ -48,6 +56,10 @@ class Human(Arm):
 class Replay(Arm):
     patch: Path
     name: str = "replay"
+
+    @property
+    def instant(self) -> bool:
+        return True
 
     @property
     def source(self) -> Path:

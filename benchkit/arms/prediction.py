@@ -30,6 +30,10 @@ class Predicted(Arm):
     file_model: str = ""  # the model the file's predictions name, when they name one
 
     @property
+    def instant(self) -> bool:
+        return True
+
+    @property
     def model(self) -> str:
         """The prediction's model; for an instance the file has none for, the file's."""
         return self.prediction.model_name_or_path if self.prediction else self.file_model

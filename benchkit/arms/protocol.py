@@ -103,6 +103,13 @@ class Arm:
         """Whether its runs are simulated data, never evidence about a real tool."""
         return False
 
+    @property
+    def instant(self) -> bool:
+        """Whether its run is a moment's work of benchkit's own (a patch applied, or
+        nothing) that runs no tool: the run of the pilot before need not be told
+        before it begins (see `benchkit.run.behind`), only before the checks do."""
+        return False
+
     def run(self, context: ArmContext) -> ArmOutcome:
         raise NotImplementedError
 

@@ -49,6 +49,10 @@ class SimulatedAgent(Arm):
     name: str = "simulated-agent"
 
     @property
+    def instant(self) -> bool:
+        return True
+
+    @property
     def simulated(self) -> bool:
         return True
 

@@ -9,7 +9,8 @@ lock for much of its time, so it gets on as the next pilot waits for its command
 (git's, the checks at base); that pilot is not held up for it. Its run is told
 (`Recorded`) at the first of the next pilot's stages to begin once both are done
 ("written", below), and at the latest as
-the next pilot's arm begins, or as the launch ends: runs are told in the order they
+the next pilot's arm begins (an arm that only applies a patch, `Arm.instant`: as its
+checks begin), or as the launch ends: runs are told in the order they
 ran, and one record at most is held. Telling it is no phase of the next pilot's. Its
 record phase is the time from its record stage's start until its tables were
 written. The last pilot, and one interrupted or failed on a full disk, is recorded at

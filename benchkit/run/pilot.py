@@ -409,7 +409,8 @@ def execute_plan(
     the next pilot's made while its checks run. With `behind` (see
     `benchkit.run.behind`), the record of the pilot before, written by a thread as
     this one starts, is told before the first of this one's stages to begin once it is
-    written, and at the latest as its arm begins; this one's is held in turn (unless
+    written, and at the latest as its arm begins (an `instant` arm's: as its checks
+    begin); this one's is held in turn (unless
     it was interrupted, failed on a full disk, or `behind.holds` is False), and what
     it returns is the run as it is being written, but for its `record` phase: `behind`
     tells it once written.
@@ -473,9 +474,10 @@ def execute_plan(
 
     def stage_after(name: str) -> None:
         """A stage, told after the record of the pilot before if it is written by now,
-        and at the latest as the arm begins; the arm's once this pilot's `running` row
+        and at the latest as the arm begins (an `instant` arm's: as the checks do);
+        the arm's once this pilot's `running` row
         is written (`row_written`: the checks at base wait for it too, where they run)."""
-        told_before(wait=name == "execute")
+        told_before(wait=name == "execute" and not p.arm.instant)  # else as checks begin
         if name == "execute":
             row_written(pilot)
         stage(name)

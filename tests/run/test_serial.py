@@ -23,6 +23,7 @@ import benchkit
 import benchkit.run.baseline
 import benchkit.run.pilot
 import benchkit.run.record
+import benchkit.run.verify
 import benchkit.workspace.checks
 import benchkit.workspace.git
 from benchkit.bench.bench_file import Bench
@@ -133,7 +134,8 @@ def test_each_record_is_written_by_a_thread_and_told_as_the_next_pilot_goes_on(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
     """A run's record is written by a thread, then its cleanup, beside the next pilot,
-    and told at a stage of the next pilot, at the latest as its arm begins; the last
+    and told at a stage of the next pilot, at the latest as its checks begin (its arm
+    only applies a patch, see the next test); the last
     pilot's at once. Each run's phases still sum to its wall time, its record phase the
     writing's own time; every pilot's folder is gone as the launch ends."""
     store = Store(tiny.seeded(tmp_path / "store"))
@@ -153,8 +155,8 @@ def test_each_record_is_written_by_a_thread_and_told_as_the_next_pilot_goes_on(
     assert [r.spec.trial for r in launched.runs] == [1, 2, 3]
     assert [i for what, i in said if what == "recorded"] == ids
     for before, after in ((a, b), (b, c)):
-        told = said.index(("recorded", before))  # at a stage of the next, its arm's at last
-        assert said.index(("cleanup", before)) < told < said.index(("execute", after))
+        told = said.index(("recorded", before))  # at a stage of the next, its checks' at last
+        assert said.index(("cleanup", before)) < told < said.index(("verify", after))
     assert said[-1] == ("recorded", c)
     rows = benchkit.runs(store.path).sort("trial")
     assert rows.select("run_id", "status").rows() == [(i, "ok") for i in ids]
@@ -170,6 +172,49 @@ def test_each_record_is_written_by_a_thread_and_told_as_the_next_pilot_goes_on(
     assert [r.wall_s for r in launched.runs] == pytest.approx(rows["wall_s"].to_list())
     assert all(r.phases["record"] > 0 for r in launched.runs)  # the runs as written
     assert not list((store.path / "heartbeats").glob("*.json"))  # each stopped once written
+
+
+def test_a_record_written_slowly_is_told_before_a_tools_arm_and_an_instant_arms_checks(
+    tiny: TinyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each record written slowly: a command arm (a tool) begins once the run before is
+    told; an arm that only applies a patch (`human`) begins at once, and its checks
+    wait for it."""
+    store = Store(tiny.seeded(tmp_path / "store"))
+    record_row = Store.record_row
+
+    def slow(self: Store, run: benchkit.Run) -> None:
+        if run.status != "running":
+            time.sleep(0.5)
+        record_row(self, run)
+
+    monkeypatch.setattr(Store, "record_row", slow)
+    tool = tmp_path / "tool.toml"
+    tool.write_text('name = "tool"\ndescription = "changes nothing"\ncommand = ["true"]\n')
+    said: list[tuple[str, str]] = []
+
+    def sink(event: Event) -> None:
+        if isinstance(event, Recorded):
+            said.append(("recorded", event.run.run_id))
+        elif isinstance(event, StageBegun):
+            said.append((event.stage, event.run_id))
+
+    checked: list[int] = []  # how much was told as each pilot's checks after its arm began
+    run_checks = benchkit.workspace.checks.run_checks
+
+    def counting(bench: Bench, **kwargs: Any) -> tuple[CheckRun, ...]:
+        if kwargs["phase"] == "after":
+            checked.append(len(said))
+        return run_checks(bench, **kwargs)
+
+    monkeypatch.setattr(benchkit.run.verify, "run_checks", counting)
+    launched = Serial().launch(
+        _plans(tiny, ["human", str(tool), "human"]), store, keep=False, events=sink
+    )
+    assert not launched.faults
+    a, b, c = [r.run_id for r in launched.runs]
+    assert said.index(("recorded", a)) < said.index(("execute", b))  # the tool's arm waits
+    assert said.index(("execute", c)) < said.index(("recorded", b)) < checked[2]
 
 
 @pytest.mark.parametrize("failing", [1, 2])  # a run written behind, the last at once
