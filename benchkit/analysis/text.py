@@ -25,8 +25,10 @@ def check_names(row: Mapping[str, Any]) -> list[str]:
 
 
 def _check_cell(row: Mapping[str, Any], check: str) -> str:
-    status = row.get(f"{check}_status")
-    count = row.get(f"{check}_count")
+    return _check_mark(row.get(f"{check}_status"), row.get(f"{check}_count"))
+
+
+def _check_mark(status: str | None, count: int | None) -> str:
     mark = CHECK_MARK.get(status, str(status))
     return f"{mark}({count})" if count and status is not None else mark
 
@@ -125,8 +127,9 @@ def _plain(column: str) -> Callable[[Mapping[str, Any]], str]:
     return lambda row: _text(row.get(column))
 
 
+_PLAIN = frozenset((*STORE_COLUMNS, "run_id", "trial"))  # a cell of the value's text
 _CELLS: dict[str, Callable[[Mapping[str, Any]], str]] = {
-    **{c: _plain(c) for c in (*STORE_COLUMNS, "run_id", "trial")},
+    **{c: _plain(c) for c in _PLAIN},
     "status": _status_cell,
     "gate": lambda row: _text(row.get("test_verdict")),
     "resolved": lambda row: _text(resolved_word(row)),
@@ -170,13 +173,24 @@ def row_fields(names: Sequence[str]) -> list[str]:
 
 def table(rows: Sequence[Mapping[str, Any]], every: bool = False) -> str:
     """An aligned text table, one line per run; checks read `status(count)`; with
-    `every`, all of `STORE_COLUMNS`."""
+    `every`, all of `STORE_COLUMNS`. Made a column at a time (a store's thousands of
+    runs: a plain column's cells without a call each)."""
     header = columns(rows, every)
-    made = [_cell(h) for h in header]
-    body = [[make(row) for make in made] for row in rows]
-    widths = [max(map(len, column)) for column in zip(header, *body, strict=True)]
+    body = [_column(h, rows) for h in header]
+    widths = [max([len(h), *map(len, cells)]) for h, cells in zip(header, body, strict=True)]
     line = "  ".join(f"{{:<{w}}}" for w in widths).format
-    return "\n".join(line(*r).rstrip() for r in [header, *body])
+    return "\n".join(line(*r).rstrip() for r in [header, *zip(*body, strict=True)])
+
+
+def _column(column: str, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A column's cells, a run each (see `_cell`)."""
+    if column in _PLAIN:  # `_text` of each value
+        return ["-" if v is None or v == "" else str(v) for v in (r.get(column) for r in rows)]
+    if column not in _CELLS:  # a check's (`_check_cell`)
+        status, count = f"{column}_status", f"{column}_count"
+        return [_check_mark(r.get(status), r.get(count)) for r in rows]
+    make = _CELLS[column]
+    return [make(row) for row in rows]
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

@@ -31,7 +31,7 @@ def runs(
 ) -> None:
     """List the runs in the store (marking those a killed benchkit left as crashed)."""
     from benchkit.run.recovery import recover_then_read
-    from benchkit.store.query import RunFilter, narrowed
+    from benchkit.store.query import RunFilter, as_rows, narrowed
 
     chosen = RunFilter(
         bench=bench, arm=arm, executor=executor, model=model, origin=origin, run_set=run_set
@@ -41,7 +41,7 @@ def runs(
     if frame.is_empty():
         click.echo(none_kept(every, chosen), err=True)
         return
-    print_runs(frame.select(row_fields(frame.columns)).to_dicts(), every=True)
+    print_runs(as_rows(frame.select(row_fields(frame.columns))), every=True)
 
 
 @click.command()

@@ -31,10 +31,11 @@ from benchkit.analysis.pilot_table import (
     sessions_cell,
 )
 from benchkit.analysis.stats import bootstrap_mean, pairs_needed, sign_test
-from benchkit.analysis.text import gate_findings
+from benchkit.analysis.text import gate_findings, table
 from benchkit.errors import ImportFileError, UsageError
 from benchkit.gate.intervals import wilson
 from benchkit.store.imports import import_name, read_csv
+from benchkit.store.query import as_rows
 from benchkit.store.schema import SCHEMA_VERSION
 from tests.conftest import ROOT
 from tests.helpers import benchkit_in_process
@@ -884,3 +885,60 @@ def test_a_long_regression_list_says_how_many_it_leaves_out() -> None:
     assert said.endswith("log > case 4, and 15 more)"), said
     row["regressions"] = 5
     assert gate_findings(row).endswith("log > case 4)")
+
+
+TABLE_ROWS = [
+    {
+        **{"run_id": "r1", "bench": "b", "arm": "human", "executor": "local", "model": None},
+        **{"origin": "pilot", "run_set": "", "trial": 1, "status": "ok", "failure_kind": None},
+        **{"lint_status": "fail", "lint_count": 2, "test_status": "ok", "test_count": 0},
+        **{"test_verdict": "pass", "resolved": None, "tampered": ["tests/a.py=edited"]},
+        **{"cost_usd": 0.5, "cost_source": "computed", "sites_covered": 3, "sites_matched": 2},
+        **{"sites_total": 4, "sites_unrelated": 0, "files_recall": 0.5, "files_precision": None},
+        "wall_s": 1.25,
+    },
+    {
+        **{"run_id": "r22", "bench": "b", "arm": "replay:x", "executor": "local", "model": "m"},
+        **{"origin": "pilot", "run_set": "s1", "trial": 12, "status": "failed"},
+        **{"failure_kind": "patch", "lint_status": None, "lint_count": None},
+        **{"test_status": "timeout", "test_count": None, "test_verdict": None, "resolved": None},
+        **{"tampered": [], "cost_usd": None, "cost_source": None, "sites_covered": None},
+        **{"sites_matched": None, "sites_total": 4, "sites_unrelated": None},
+        **{"files_recall": None, "files_precision": None, "wall_s": None},
+    },
+]
+
+
+def test_a_runs_table_made_a_column_at_a_time_reads_as_it_did_a_row_at_a_time() -> None:
+    """The table of `benchkit runs`, each kind of cell (a plain value, a null, an empty
+    name, a check's mark and count, a status with its kind, a cost, sites, a ratio):
+    the text the row-at-a-time table made, byte for byte (seen before the change)."""
+    assert table(TABLE_ROWS, every=True).splitlines() == [
+        "run_id  bench  arm       executor  model  origin  run_set  trial  status          "
+        "lint     test  gate  tampered  cost            covered  matched  unrelated  recall  "
+        "precision  wall_s",
+        "r1      b      human     local     -      pilot   -        1      ok              "
+        "FAIL(2)  ok    pass  1         $0.50 computed  3/4      2/4      0          0.50    "
+        "-          1.2",
+        "r22     b      replay:x  local     m      pilot   s1       12     failed (patch)  "
+        "-        TIME  -     -         -               -        -        -          -       "
+        "-          -",
+    ]
+    assert table([], every=True) == (
+        "run_id  bench  arm  executor  model  origin  run_set  trial  status  gate  cost  "
+        "covered  matched  unrelated  recall  precision  wall_s"
+    )
+
+
+def test_a_frames_rows_made_a_column_at_a_time_are_its_dicts() -> None:
+    """`as_rows`, on lists, structs in lists, nulls and an empty frame: `to_dicts`."""
+    frame = pl.DataFrame(
+        {
+            "run_id": ["a", "b", None],
+            "n": [1, None, 3],
+            "files": [["x.py"], [], None],
+            "stats": [[{"file": "x.py", "passes": 1}], None, []],
+        }
+    )
+    assert as_rows(frame) == frame.to_dicts()
+    assert as_rows(frame.clear()) == [] == frame.clear().to_dicts()
