@@ -15,7 +15,7 @@ UNCOMPILED := /(tests?|ray/(rllib|tune|train|serve|data|llm|air)|mypyc?)/
 
 $(STAMP): pyproject.toml
 	@# bubblewrap, the pilots' sandbox: installed where this runs as root with apt-get
-	@tools/bubblewrap.sh
+	@-sh tools/bubblewrap.sh
 	@test -x $(BIN)/python || $(PYTHON) -m venv --without-pip $(VENV)
 	@# uv, one of benchkit's own dependencies, installs the rest: in seconds, where pip
 	@# took most of a minute. It comes from the system's pip when that can install into

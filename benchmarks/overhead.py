@@ -405,21 +405,23 @@ def main() -> None:
 
 
 def _sandbox_said(choice: str) -> str:
-    """The sandbox the pilots run in, and, where `auto` finds no bubblewrap, what that
-    costs them: a copy of the environment a tree, and the cache read whole as each
-    pilot ends (its bytes: what a copy sharing its files could have rewritten)."""
+    """The sandbox the pilots run in, and, where `auto` finds none that works here, why
+    and what that costs them: a copy of the environment a tree, and the cached one read
+    whole as each pilot ends (its bytes: what a copy sharing its files could rewrite)."""
     from benchkit.workspace.sandbox import PREFERRED, SANDBOXES
 
     if choice != "auto":
         return f"sandbox: {choice}"
+    problems = []
     for name in PREFERRED:
         problem = SANDBOXES[name].problem()
         if problem is None:
             return f"sandbox: auto, {name}"
+        problems.append(problem)
     return (
-        f"sandbox: auto, none ({problem}: as root, apt-get install bubblewrap, or make "
-        "install): each pilot copies the environment for its two trees and reads the "
-        "cached one whole as it ends, benchkit's own work that a sandbox does not need"
+        f"sandbox: auto, none ({'; '.join(problems)}; see tools/bubblewrap.sh): each pilot "
+        "copies the environment for its two trees and reads the cached one whole as it "
+        "ends, benchkit's own work that a sandbox does not need"
     )
 
 

@@ -187,6 +187,8 @@ def _run_stages(
         stage("ci")
         with clock.stage("ci"):
             pilot.ci = ask_ci(outcome.report, bench.file, Forge(pilot.logs / "ci.log"))
+    if pilot.baseline_later:  # the checks at base read or run now: the run before told
+        meanwhile()  # first (where the arm failed, its checks never began)
     _based(pilot, stage)  # not read by the gate: for the record
 
 
@@ -453,9 +455,9 @@ def execute_plan(
                 behind.settle(wait=wait)
 
     def meanwhile() -> None:
-        """As this pilot's checks begin: the record of the pilot before told (written
-        by now), and the next pilot's trees made by a thread while they run (not while
-        its own work does)."""
+        """As this pilot's checks begin (or its checks at base, after an arm that
+        failed): the record of the pilot before told (written by now), and the next
+        pilot's trees made by a thread while they run (not while its own work does)."""
         told_before(wait=True)
         if spares is not None:
             spares.make_next()

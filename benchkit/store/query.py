@@ -224,6 +224,8 @@ def as_rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
     polars turns a list or struct column into Python values a column at a time four
     to ten times as fast as a row at a time (5,000 runs: 0.03 s, not 0.07)."""
     names = frame.columns
+    if not names:
+        return [{} for _ in range(frame.height)]
     values = [frame.get_column(name).to_list() for name in names]
     return [dict(zip(names, row, strict=True)) for row in zip(*values, strict=True)]
 

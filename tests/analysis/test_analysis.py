@@ -942,3 +942,4 @@ def test_a_frames_rows_made_a_column_at_a_time_are_its_dicts() -> None:
     )
     assert as_rows(frame) == frame.to_dicts()
     assert as_rows(frame.clear()) == [] == frame.clear().to_dicts()
+    assert as_rows(frame.select([])) == frame.select([]).to_dicts()  # no column: no key
