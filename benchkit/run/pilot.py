@@ -477,8 +477,8 @@ def execute_plan(
     def stage_after(name: str) -> None:
         """A stage, told after the record of the pilot before if it is written by now,
         and at the latest as the arm begins (an `instant` arm's: as the checks do);
-        the arm's once this pilot's `running` row
-        is written (`row_written`: the checks at base wait for it too, where they run)."""
+        the arm's once this pilot's `running` row is written (`row_written`: the checks
+        at base wait for it too, where they run)."""
         told_before(wait=name == "execute" and not p.arm.instant)  # else as checks begin
         if name == "execute":
             row_written(pilot)
