@@ -23,7 +23,7 @@ from benchkit.run.liveness import lives
 from benchkit.run.plan import Plan
 from benchkit.store.atomic import temporary_file
 from benchkit.store.store import Store
-from benchkit.workspace.processes import process_start
+from benchkit.workspace.processes import own_start
 
 
 def _path(store: Store, p: Plan) -> Path:
@@ -32,8 +32,7 @@ def _path(store: Store, p: Plan) -> Path:
 
 
 def _mine() -> dict[str, object]:
-    pid = os.getpid()
-    return {"host": socket.gethostname(), "pid": pid, "process_start": process_start(pid)}
+    return {"host": socket.gethostname(), "pid": os.getpid(), "process_start": own_start()}
 
 
 def _held_elsewhere(path: Path) -> bool:

@@ -85,7 +85,7 @@ from benchkit.workspace.git import (
     untracked,
 )
 from benchkit.workspace.proc import ProcError, Stoppable
-from benchkit.workspace.processes import process_start
+from benchkit.workspace.processes import own_start
 from benchkit.workspace.recipe import EnvironmentFailure
 from benchkit.workspace.repository import Repository
 from benchkit.workspace.sandbox import PILOT_MARK, SECRETS, stop_left
@@ -434,9 +434,7 @@ def execute_plan(
         tree=p.repository.base_sha,
         store=store,
         launcher=launcher,
-        owner=Owner(
-            pid=os.getpid(), host=socket.gethostname(), process_start=process_start(os.getpid())
-        ),
+        owner=Owner(pid=os.getpid(), host=socket.gethostname(), process_start=own_start()),
         status="running",
     )
     owner = pilot.owner

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from benchkit.workspace.cache import discard
 from benchkit.workspace.proc import Stoppable
-from benchkit.workspace.processes import alive, process_start
+from benchkit.workspace.processes import alive, own_start
 from benchkit.workspace.signals import deferred_interrupts
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ class Spares:
         if not self._coming or self._spare is not None:
             return
         repo = self._coming[0]
-        mine = f"{os.getpid()}-{process_start(os.getpid())}"  # to tell a killed one's
+        mine = f"{os.getpid()}-{own_start()}"  # to tell a killed one's
         spare = self._folder / f"{SPARE}{mine}-{uuid.uuid4().hex[:12]}"
 
         making = Stoppable()

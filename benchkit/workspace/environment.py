@@ -88,7 +88,9 @@ def ensure(recipe: Recipe, *, log: Path) -> Environment:
     if not builder.cached:
         return builder.build(recipe, final, log=log)
     final.parent.mkdir(parents=True, exist_ok=True)
-    swept()
+    if final.parent not in _SWEPT:  # once a process: a build killed since, the next one
+        swept()
+        _SWEPT.add(final.parent)
     with locked(final, shared=True):  # beside the copies other pilots make of it
         found = _load(final, recipe)
     if found is None:
@@ -99,6 +101,9 @@ def ensure(recipe: Recipe, *, log: Path) -> Environment:
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text(f"environment {recipe.key}: reused from {final}\n")
     return found
+
+
+_SWEPT: set[Path] = set()  # the caches whose killed builds this process swept (`ensure`)
 
 
 def swept() -> list[str]:

@@ -131,6 +131,17 @@ def process_start(pid: int) -> int | None:
     return int(fields[19]) if len(fields) > 19 and fields[0] != "Z" else None
 
 
+_OWN_START: dict[int, int | None] = {}  # this process's start, by its pid (a fork's own)
+
+
+def own_start() -> int | None:
+    """When this process started (see `process_start`): read once, as it never changes."""
+    pid = os.getpid()
+    if pid not in _OWN_START:
+        _OWN_START[pid] = process_start(pid)
+    return _OWN_START[pid]
+
+
 def alive(pid: int, started: int | None) -> bool:
     """Whether the process that started at `started` still runs as `pid`."""
     if not Path("/proc").is_dir():
