@@ -19,13 +19,15 @@ import re
 import secrets
 import signal
 import socket
+import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
 from pathlib import Path
+from types import FrameType
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -321,16 +323,20 @@ def _on_ray(
         silence = Silence(_answers_at(address))
         lost = False  # the cluster called gone: its workers here being stopped
         try:
-            while pending:
-                ready, pending = ray.wait(pending, num_returns=1, timeout=LOOK_S)
-                stages.look()
-                came_back(ready)
-                if pending and silence.gone(time.monotonic()):
-                    lost = True
-                    stopped = _stopped_here(stages.at_work.values())
-                    _judged(store)  # what they left, and what dead workers left
-                    launched.faults.insert(0, _lost(silence, len(back), len(plans), stopped))
-                    break
+            with _ctrl_c_noted() as noted:
+                while pending:
+                    ready, pending = ray.wait(pending, num_returns=1, timeout=LOOK_S)
+                    if noted:  # a Ctrl-C that did not come out of Ray's wait
+                        raise KeyboardInterrupt
+                    stages.look()
+                    came_back(ready)
+                    if pending and silence.gone(time.monotonic()):
+                        lost = True
+                        stopped = _stopped_here(stages.at_work.values())
+                        _judged(store)  # what they left, and what dead workers left
+                        fault = _lost(silence, len(back), len(plans), stopped)
+                        launched.faults.insert(0, fault)
+                        break
         except KeyboardInterrupt:
             if lost:  # stopped as the cluster's loss stops them: not again
                 raise
@@ -350,6 +356,28 @@ def _on_ray(
             ray.shutdown()
     launched.runs.extend(done[n] for n in sorted(done))
     return launched
+
+
+@contextlib.contextmanager
+def _ctrl_c_noted() -> Iterator[list[int]]:
+    """SIGINT in the block raises KeyboardInterrupt, as Python's own handler does, and
+    is noted, for the caller to raise it again where it did not come out of a call
+    into Ray (seen in the suite under load: a Ctrl-C on a dead cluster acted on only
+    once the cluster was called gone, 30 s later). Not in the main thread: nothing."""
+    noted: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield noted
+        return
+
+    def note(signum: int, frame: FrameType | None) -> None:
+        noted.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, note)
+    try:
+        yield noted
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _answers_at(address: str | None) -> str | None:
