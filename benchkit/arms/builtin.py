@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from benchkit.arms.protocol import Arm, ArmContext, ArmOutcome
 from benchkit.bench.bench_file import Bench
@@ -17,9 +18,7 @@ from benchkit.workspace.proc import ProcError
 class Noop(Arm):
     name: str = "noop"
 
-    @property
-    def instant(self) -> bool:
-        return True
+    instant: ClassVar[bool] = True
 
     def run(self, context: ArmContext) -> ArmOutcome:
         return ArmOutcome(ok=True)
@@ -42,9 +41,7 @@ def apply_text(context: ArmContext, patch_text: str, what: str) -> ArmOutcome:
 class Human(Arm):
     name: str = "human"
 
-    @property
-    def instant(self) -> bool:
-        return True
+    instant: ClassVar[bool] = True
 
     def run(self, context: ArmContext) -> ArmOutcome:
         repo = context.repository
@@ -57,9 +54,7 @@ class Replay(Arm):
     patch: Path
     name: str = "replay"
 
-    @property
-    def instant(self) -> bool:
-        return True
+    instant: ClassVar[bool] = True
 
     @property
     def source(self) -> Path:

@@ -13,6 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import ClassVar
 
 from benchkit.arms.builtin import apply_text
 from benchkit.arms.protocol import Arm, ArmContext, ArmOutcome
@@ -29,9 +30,7 @@ class Predicted(Arm):
     name: str
     file_model: str = ""  # the model the file's predictions name, when they name one
 
-    @property
-    def instant(self) -> bool:
-        return True
+    instant: ClassVar[bool] = True
 
     @property
     def model(self) -> str:

@@ -15,7 +15,7 @@ import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 from benchkit.arm_report import NO_REPORT, ArmReport
 from benchkit.bench.bench_file import Bench
@@ -54,6 +54,10 @@ class Arm:
     knows better than the defaults."""
 
     name: str
+    # whether its run is a moment's work of benchkit's own (a patch applied, or nothing)
+    # that runs no tool: the run of the pilot before need not be told before it begins
+    # (see `benchkit.run.behind`), only before the checks do
+    instant: ClassVar[bool] = False
 
     @property
     def executor(self) -> str:
@@ -101,13 +105,6 @@ class Arm:
     @property
     def simulated(self) -> bool:
         """Whether its runs are simulated data, never evidence about a real tool."""
-        return False
-
-    @property
-    def instant(self) -> bool:
-        """Whether its run is a moment's work of benchkit's own (a patch applied, or
-        nothing) that runs no tool: the run of the pilot before need not be told
-        before it begins (see `benchkit.run.behind`), only before the checks do."""
         return False
 
     def run(self, context: ArmContext) -> ArmOutcome:

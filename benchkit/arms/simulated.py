@@ -16,6 +16,7 @@ import hashlib
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from unidiff.patch import Hunk, PatchSet
 
@@ -48,9 +49,7 @@ def seed(bench: str, executor: str, model: str, trial: int) -> int:
 class SimulatedAgent(Arm):
     name: str = "simulated-agent"
 
-    @property
-    def instant(self) -> bool:
-        return True
+    instant: ClassVar[bool] = True
 
     @property
     def simulated(self) -> bool:

@@ -19,15 +19,13 @@ import re
 import secrets
 import signal
 import socket
-import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
 from pathlib import Path
-from types import FrameType
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -40,6 +38,7 @@ from benchkit.run.plan import Plan, plan
 from benchkit.run.recovery import recover
 from benchkit.store.store import Store
 from benchkit.workspace.processes import alive, left_to_the_end, process_start, signalled
+from benchkit.workspace.signals import ctrl_c_noted
 
 LOCAL_OBJECT_STORE = 128 * 1024**2  # a local cluster moves specs and runs, nothing big
 LOOK_S = 0.25  # how often the caller reads its pilots' stages from their heartbeats
@@ -323,7 +322,7 @@ def _on_ray(
         silence = Silence(_answers_at(address))
         lost = False  # the cluster called gone: its workers here being stopped
         try:
-            with _ctrl_c_noted() as noted:
+            with ctrl_c_noted() as noted:
                 while pending:
                     ready, pending = ray.wait(pending, num_returns=1, timeout=LOOK_S)
                     if noted:  # a Ctrl-C that did not come out of Ray's wait
@@ -356,28 +355,6 @@ def _on_ray(
             ray.shutdown()
     launched.runs.extend(done[n] for n in sorted(done))
     return launched
-
-
-@contextlib.contextmanager
-def _ctrl_c_noted() -> Iterator[list[int]]:
-    """SIGINT in the block raises KeyboardInterrupt, as Python's own handler does, and
-    is noted, for the caller to raise it again where it did not come out of a call
-    into Ray (seen in the suite under load: a Ctrl-C on a dead cluster acted on only
-    once the cluster was called gone, 30 s later). Not in the main thread: nothing."""
-    noted: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield noted
-        return
-
-    def note(signum: int, frame: FrameType | None) -> None:
-        noted.append(signum)
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGINT, note)
-    try:
-        yield noted
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _answers_at(address: str | None) -> str | None:

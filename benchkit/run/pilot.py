@@ -637,11 +637,13 @@ def _finish(
     try:
         if later is None:
             run = recorded(pilot, run, since)
-        elif pilot.sandbox.binds:  # the cleanup by the record's thread, once it is written,
+        else:  # the cleanup by the record's thread once it is written, beside the next
+            # pilot; a copy of the environment's (its check) here, before that pilot takes it
             beside = functools.partial(_cleaned_up, pilot, keep, "by the record's thread")
-            later(functools.partial(recorded, pilot, run, since), beside)  # beside the next
-        else:  # a copy of the environment: its check before the next pilot takes the cache
-            later(functools.partial(recorded, pilot, run, since), lambda: None)
+            later(
+                functools.partial(recorded, pilot, run, since),
+                beside if pilot.sandbox.binds else lambda: None,
+            )
     except BaseException:  # not recorded: its folder goes all the same
         if not pilot.row_stands():  # nothing of the run in the store: nor its logs
             shutil.rmtree(pilot.artifacts, ignore_errors=True)
