@@ -177,14 +177,23 @@ def run_pilots(
     return launched.runs
 
 
+LOOK_EVERY = 8  # recorded runs: what other writers add to the store is seen this often
+
+
 def _compacting(store: Store) -> Sink:
     """A sink that compacts the store as the matrix goes, once enough files to merge
-    have piled up (a look at the names a recorded run): a long matrix never leaves
-    thousands of files, and one compacting meanwhile is passed, not waited for."""
+    have piled up: a long matrix never leaves thousands of files, and one compacting
+    meanwhile is passed, not waited for. A recorded run adds a file to a table at
+    most, so the store's folders are looked at as the first run is recorded, then
+    once as many runs as a table has room for (or `LOOK_EVERY`) are: not at every
+    run (nine folders listed, a millisecond of each pilot)."""
+    left = [1]  # runs recorded until the next look
 
     def tell(event: Event) -> None:
         if isinstance(event, Recorded):
-            store.compact_when_due()
+            left[0] -= 1
+            if left[0] <= 0:
+                left[0] = min(store.compact_when_due(), LOOK_EVERY)
 
     return tell
 

@@ -22,7 +22,7 @@ from benchkit.records import PilotSpec
 from benchkit.workspace.environment import recipe
 from benchkit.workspace.recipe import Recipe
 from benchkit.workspace.repository import Repository, prepare_repository
-from benchkit.workspace.sandbox import choose
+from benchkit.workspace.sandbox import choose, probe_ahead
 
 Unit = tuple[str, str, str, str, float | None, int]
 
@@ -57,9 +57,10 @@ def plan(
     """Check every input of the pilots; raises a `BenchkitError`, writes nothing. With
     `refresh_baseline`, the first pilot of each bench runs its checks at base again;
     `sandbox` is `auto`, `bwrap` or `none` (see `benchkit.workspace.sandbox.choose`)."""
+    probe_ahead(sandbox)  # beside the benches made ready
+    ready = _ready(list(dict.fromkeys(spec.bench for spec in specs)))
     confined = choose(sandbox)
     prices: PriceTable | None = None  # read once, for the first arm whose tool may count tokens
-    ready = _ready(list(dict.fromkeys(spec.bench for spec in specs)))
     plans = []
     seen: set[str] = set()
     for spec in specs:

@@ -12,10 +12,9 @@ from concurrent.futures import Future, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import cache
-from importlib import metadata
 from pathlib import Path
 
+import benchkit
 from benchkit.arm_report import ArmCommit, ArmReport
 from benchkit.arms.protocol import ArmOutcome, Secretive
 from benchkit.bench.sites import EMPTY_COVERAGE, Coverage
@@ -49,10 +48,11 @@ from benchkit.workspace.recipe import Environment
 from benchkit.workspace.sandbox import PROCESSES, Sandbox, make_sandbox
 
 
-@cache
 def benchkit_version() -> str:
-    """The version of the installed benchkit that runs the pilot."""
-    return metadata.version("benchkit")
+    """The version of the benchkit that runs the pilot: the one its package declares,
+    which its installed metadata takes (`pyproject.toml`), read without a search of
+    every installed distribution's (3 to 40 ms a process)."""
+    return benchkit.__version__
 
 
 def new_run_id(now: datetime) -> str:

@@ -215,12 +215,16 @@ def _widen(schema: pa.Schema, unified: pa.Schema) -> pa.Schema:
     return pa.schema([unified.field(name) for name in schema.names])
 
 
-def compact_when_due(store: Path) -> None:
+def compact_when_due(store: Path) -> int:
     """Compact a store once `AUTO_COMPACT` files to merge have piled up in a table
     (what a command that wrote runs does as it goes and as it ends); passed when
-    another benchkit is compacting it."""
-    if any(_to_merge(store / t) >= AUTO_COMPACT for t in TABLES):
-        compact(store, wait=False)
+    another benchkit is compacting it. How many more files a table may take before
+    it may be due, after this look (1 after a compaction: look again)."""
+    most = max(_to_merge(store / t) for t in TABLES)
+    if most < AUTO_COMPACT:
+        return AUTO_COMPACT - most
+    compact(store, wait=False)
+    return 1
 
 
 def _to_merge(folder: Path) -> int:

@@ -164,10 +164,11 @@ class Store:
         files merged per table."""
         return compaction.compact(self.path, least=least)
 
-    def compact_when_due(self) -> None:
+    def compact_when_due(self) -> int:
         """Compact once a table holds `AUTO_COMPACT` files to merge: what a command that
-        writes runs does as it goes and as it ends (passed while another compacts)."""
-        compaction.compact_when_due(self.path)
+        writes runs does as it goes and as it ends (passed while another compacts). How
+        many more files a table may take before it may be due."""
+        return compaction.compact_when_due(self.path)
 
     # Heartbeats of running pilots.
 

@@ -26,12 +26,17 @@ def fill(template: str, values: Mapping[str, str]) -> str:
 
 def words(command: str | Sequence[str]) -> list[str]:
     """A command's words, as the shell splits a string (none, for one it cannot)."""
-    if not isinstance(command, str):
-        return list(command)
+    return list(command) if not isinstance(command, str) else list(_split(command))
+
+
+@lru_cache(maxsize=256)
+def _split(command: str) -> tuple[str, ...]:
+    """A string's words, as the shell splits it: once a string (a check's command, at
+    each pilot's key and each run of it)."""
     try:
-        return shlex.split(command)
+        return tuple(shlex.split(command))
     except ValueError:
-        return []
+        return ()
 
 
 def substitute(

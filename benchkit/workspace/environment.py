@@ -26,6 +26,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from benchkit.bench.bench_file import Bench
@@ -147,11 +148,28 @@ def programs(commands: Sequence[str | Sequence[str]], environment: Environment) 
         if not said:
             continue
         if said[0] not in resolved:
-            where = shutil.which(said[0], path=path)
-            real = Path(where).resolve() if where is not None else None
-            resolved[said[0]] = f"{real}@{real.stat().st_mtime_ns}" if real else "?"
+            resolved[said[0]] = _program(said[0], path)
         found.append(f"{said[0]}={resolved[said[0]]}")
     return found
+
+
+def _program(word: str, path: str) -> str:
+    """`path@mtime_ns` of the file `word` runs on `path`, links followed, or `?`. The
+    file is looked for once a process (a PATH's folders and links read at every pilot's
+    key cost a pilot 1 to 2 ms beside its work); its time is read every time."""
+    real = _found(word, path)
+    try:
+        return f"{real}@{real.stat().st_mtime_ns}" if real is not None else "?"
+    except OSError:  # gone since it was found: what runs now is looked for again
+        _found.cache_clear()
+        real = _found(word, path)
+        return f"{real}@{real.stat().st_mtime_ns}" if real is not None else "?"
+
+
+@lru_cache(maxsize=64)
+def _found(word: str, path: str) -> Path | None:
+    where = shutil.which(word, path=path)
+    return Path(where).resolve() if where is not None else None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -422,12 +422,18 @@ def head_of(worktree: Path) -> str | None:
 def _small_file(folder: Path, name: str, limit: int = 4096) -> str | None:
     """The text of a regular file in `folder` (never through a symlink, never out of
     it), its first `limit` bytes; None where there is none."""
-    path = folder / name
-    if ".." in Path(name).parts or not path.resolve().is_relative_to(folder.resolve()):
+    parts = Path(name).parts
+    if not parts or Path(name).is_absolute() or ".." in parts:
         return None
-    try:
+    path = folder
+    try:  # each folder on the way a folder, not a link: read where it is, not followed
+        for part in parts[:-1]:
+            path = path / part
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                return None
+        path = path / parts[-1]
         kind = os.lstat(path).st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     if not stat.S_ISREG(kind):  # a symlink, a FIFO, a folder: no ref
         return None

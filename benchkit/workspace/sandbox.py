@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -42,11 +43,19 @@ def bwrap() -> str | None:
     return shutil.which(os.environ.get("BENCHKIT_BWRAP") or "bwrap")
 
 
-@cache
+_PROBING = threading.Lock()  # one probe: one begun ahead (`probe_ahead`) is waited for
+
+
 def _probe() -> tuple[str | None, bool]:
     """Why bubblewrap cannot make a sandbox here (None when it can), and whether it
     writes its sandbox's pid 1 on `--json-status-fd` (0.4 and later): one run of
-    it, two where it does not."""
+    it, two where it does not; once a process."""
+    with _PROBING:
+        return _probed()
+
+
+@cache
+def _probed() -> tuple[str | None, bool]:
     exe = bwrap()
     if exe is None:
         given = os.environ.get("BENCHKIT_BWRAP")
@@ -100,6 +109,19 @@ def sandbox_kind(name: str) -> type[Sandbox]:
     except KeyError:
         known = ", ".join(["auto", *SANDBOXES])
         raise UsageError("sandbox", "", f"{name!r} is not one of {known}") from None
+
+
+def probe_ahead(choice: str) -> None:
+    """The sandboxes `choice` may take probed by a thread, begun now, for `choose` to
+    find them probed: bubblewrap's run of `true` (a few ms) beside what the caller
+    does meanwhile. Raises `UsageError` for a name that is no kind, at once."""
+    kinds = [sandbox_kind(name) for name in (PREFERRED if choice == "auto" else (choice,))]
+
+    def probe() -> None:
+        for kind in kinds:
+            kind.problem()
+
+    threading.Thread(target=probe, name="benchkit-sandbox-probe", daemon=True).start()
 
 
 def choose(choice: str) -> str:

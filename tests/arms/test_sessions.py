@@ -119,6 +119,16 @@ def test_a_head_the_arm_made_a_trap_is_no_head(tmp_path: Path) -> None:
     (tree / ".git" / "packed-refs").unlink()
     (tree / ".git" / "packed-refs").write_text(f"# pack-refs with: peeled\n{sha} refs/heads/main\n")
     assert head_of(tree) == sha
+    (tree / ".git" / "packed-refs").unlink()
+    heads = tree / ".git" / "refs" / "heads"
+    heads.rename(tree / ".git" / "elsewhere")
+    (tree / ".git" / "elsewhere" / "main").write_text(f"{sha}\n")
+    heads.symlink_to(tree / ".git" / "elsewhere")  # a folder on the way a link, inside
+    assert head_of(tree) is None
+    heads.unlink()
+    heads.mkdir()
+    (heads / "main").write_text(f"{sha}\n")
+    assert head_of(tree) == sha
     moved = tmp_path / "git"
     (tree / ".git").rename(moved)
     (tree / ".git").symlink_to(moved)  # a .git elsewhere: not the worktree's

@@ -23,7 +23,8 @@ import pytest
 
 import benchkit
 from benchkit.errors import StoreWarning
-from benchkit.run.events import StageBegun
+from benchkit.run.events import Recorded, StageBegun
+from benchkit.run.launch import _compacting
 from benchkit.store import reads
 from benchkit.store.compaction import AUTO_COMPACT
 from benchkit.store.parquet import update_run, write_arrow
@@ -36,6 +37,7 @@ from benchkit.store.schema import (
     table_columns,
     table_schema,
 )
+from benchkit.store.store import Store
 from tests.conftest import TinyRepo, a_cache, tiny_repo
 from tests.helpers import PATIENCE_S, benchkit_cli, benchkit_in_process
 
@@ -266,6 +268,29 @@ def test_a_matrix_compacts_as_it_goes(tiny: TinyRepo, tmp_path: Path) -> None:
     assert benchkit.runs(tmp_path).height == AUTO_COMPACT + 1
 
 
+def test_a_matrix_looks_at_the_store_again_once_a_table_may_be_full(
+    tiny: TinyRepo, tmp_path: Path
+) -> None:
+    """A look says how many more files the fullest table has room for; the matrix's
+    sink looks as its first run is recorded, then not until that many more are (a
+    recorded run adds a table one file at most), and compacts at that look."""
+    run = benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tiny.seeded(tmp_path))[0]
+    _copies(tmp_path, "runs", [f"20260101T0000{n:02d}-{n:08x}" for n in range(AUTO_COMPACT - 4)])
+    store = Store(tmp_path)
+    assert store.compact_when_due() == 3  # AUTO_COMPACT - 3 files: room for 3 more
+    tell = _compacting(store)
+    tell(Recorded(run=run))  # the first: a look, room for 3
+    more = [f"20260102T0000{n:02d}-{n:08x}" for n in range(3)]
+    _copies(tmp_path, "runs", more, of=run.run_id)  # full: due at the third run's look
+    tell(Recorded(run=run))
+    tell(Recorded(run=run))
+    assert list((tmp_path / "runs").glob("part-*.parquet")) == []
+    tell(Recorded(run=run))
+    assert len(list((tmp_path / "runs").glob("part-*.parquet"))) == 1
+    assert store.compact_when_due() == AUTO_COMPACT - 1  # the other tables' one file each
+    assert benchkit.runs(tmp_path).height == AUTO_COMPACT
+
+
 def test_two_processes_on_one_set_share_its_units_and_run_none_twice(
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
@@ -344,9 +369,10 @@ def test_a_read_of_many_loose_runs_writes_nothing_and_a_compaction_merges_them(
         assert [(f.name, f.type) for f in pq.read_schema(part)] == declared, part.name
 
 
-def _copies(store: Path, table: str, ids: list[str]) -> None:
-    """The one run's file of a table, copied under other run ids, as pilots leave them."""
-    [path] = (store / table).glob("*.parquet")
+def _copies(store: Path, table: str, ids: list[str], of: str | None = None) -> None:
+    """The one run's file of a table (or run `of`'s), copied under other run ids, as
+    pilots leave them."""
+    [path] = [store / table / f"{of}.parquet"] if of else (store / table).glob("*.parquet")
     rows = pq.read_table(path)
     where = rows.schema.get_field_index("run_id")
     for run_id in ids:
