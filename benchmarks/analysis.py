@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import pyarrow as pa
+from tally import Tally  # benchmarks/tally.py, beside this script
 
 import benchkit as bk
 from benchkit.analysis.metrics import NOT_THE_ARMS as STOPPED
@@ -332,6 +333,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"1-minute load at the start: {os.getloadavg()[0]:.2f}")
     print("All runs below are SYNTHETIC (random figures in the runs schema).\n")
+    tally = Tally("analysis")
     with tempfile.TemporaryDirectory(prefix="benchkit-analysis-") as scratch:
         root = Path(scratch)
         store = root / "million"
@@ -366,17 +368,17 @@ def main() -> None:
             ("paired, scanned", lazy["paired"], bare_lazy["paired"]),
         ):
             ratio = mine / floor
-            said = "met" if ratio <= 1.5 else "MISSED"
+            said = tally.said(ratio <= 1.5, f"{label} {ratio:.2f}x bare polars (<= 1.5x)")
             print(f"  {label:18} {mine:6.3f} s vs {floor:6.3f} s: {ratio:4.2f}x ({said})")
         ratio = lazy["peak_mb"] / bare_lazy["peak_mb"]
-        said = "met" if ratio <= 1.5 else "MISSED"
+        said = tally.said(ratio <= 1.5, f"peak RSS, scanned {ratio:.2f}x bare polars (<= 1.5x)")
         print(
             f"  peak RSS, scanned  {lazy['peak_mb']:6.0f} MB vs {bare_lazy['peak_mb']:6.0f} MB: "
             f"{ratio:4.2f}x ({said})"
         )
         own = kit["peak_mb"] - kit["loaded_mb"]
-        fast = "met" if kit["compare"] < 0.5 else "MISSED"
-        small = "met" if lazy["peak_mb"] < 800 else "MISSED"
+        fast = tally.said(kit["compare"] < 0.5, f"compare {kit['compare']:.2f} s (< 0.5 s)")
+        small = tally.said(lazy["peak_mb"] < 800, f"peak RSS {lazy['peak_mb']:.0f} MB (< 800 MB)")
         print(f"\nbk.compare on the loaded runs {kit['compare']:.2f} s, {own:.0f} MB more than")
         print(f"the load (target < 0.5 s: {fast}); on bk.scan() {lazy['compare']:.2f} s read")
         print(f"included, peak RSS {lazy['peak_mb']:.0f} MB (target < 800 MB: {small})\n")
@@ -392,12 +394,11 @@ def main() -> None:
             b, n_b = timed(partial(pandas_work, theirs), repeat=3)
             assert n_a == n_b == size
             ratio = b / a
-            print(
-                f"{size:>8,} {a:>11.3f} {b:>14.3f} {ratio:>6.1f}x"
-                f"   (target >= 10x: {'met' if ratio >= 10 else 'MISSED'})"
-            )
+            said = tally.said(ratio >= 10, f"{size:,} runs {ratio:.1f}x pandas+JSON (>= 10x)")
+            print(f"{size:>8,} {a:>11.3f} {b:>14.3f} {ratio:>6.1f}x   (target >= 10x: {said})")
 
     print(f"1-minute load at the end: {os.getloadavg()[0]:.2f}")
+    print(tally.last_line())
 
 
 if __name__ == "__main__":

@@ -64,6 +64,7 @@ from pathlib import Path
 from typing import Any
 
 import turns  # benchmarks/turns.py, beside this script
+from tally import Tally  # benchmarks/tally.py, beside this script
 
 POINTS_OVER_FLOOR = 0.01  # the demo batch: own share at most the floor's + 1 point
 PILOT_OWN_S = 0.2  # own work in a pilot of a batch
@@ -365,25 +366,27 @@ def main() -> None:
             long_argv += ["--trials", "8", "--store", str(root / "long")]
             long_said = _batch(long_argv, root / "long.json")
     print(f"warm-up pilot in another store (environment, mirror): {warm_up:.2f} s\n")
-    verdicts = [report(batches, floor, args.sandbox)]
+    tally = Tally("overhead")
+    report(batches, floor, args.sandbox, tally)
     pilot_own = statistics.median(_own(p) for _, said in batches for p in said["pilots"])
-    verdicts.append(pilot_own < PILOT_OWN_S)
+    met = tally.said(pilot_own < PILOT_OWN_S, f"own work in a pilot {pilot_own:.3f} s (< 0.2 s)")
     print(
         f"benchkit's own work in a pilot of the batches, the median: {pilot_own:.3f} s "
-        f"(target < {PILOT_OWN_S} s: {_said(verdicts[-1])})"
+        f"(target < {PILOT_OWN_S} s: {met})"
     )
     beats = [beat for _, said in batches for beat in said["beats"]]
     slowest = max(beats, default=0.0)
-    verdicts.append(slowest < BEAT_S)
+    met = tally.said(slowest < BEAT_S, f"slowest beat {slowest * 1000:.2f} ms (< 1 ms)")
     print(
         f"a stage's heartbeat on the pilot's path: {len(beats)} beats, the slowest "
-        f"{slowest * 1000:.2f} ms (target < {BEAT_S * 1000:.0f} ms: {_said(verdicts[-1])})"
+        f"{slowest * 1000:.2f} ms (target < {BEAT_S * 1000:.0f} ms: {met})"
     )
-    verdicts.append(command <= START_RATIO * floor)
+    start = command / floor
+    met = tally.said(start <= START_RATIO, f"a command's start {start:.2f}x (<= {START_RATIO}x)")
     print(
         f"a command's start: python importing what `benchkit pilot` imports {command:.3f} s, "
         f"the floor (python importing polars and pyarrow) {floor:.3f} s: "
-        f"{command / floor:.2f}x (target <= {START_RATIO}x: {_said(verdicts[-1])})"
+        f"{start:.2f}x (target <= {START_RATIO}x: {met})"
     )
     print(
         f"  the libraries it needs (polars, click, pydantic) {libraries:.3f} s, "
@@ -393,15 +396,15 @@ def main() -> None:
         long_wall, long_run = long_said
         pilots: list[dict[str, Any]] = long_run["pilots"]
         own = long_wall - _theirs(long_run)
-        verdicts.append(own / long_wall < LONG_SHARE)
+        share = own / long_wall
+        met = tally.said(share < LONG_SHARE, f"the long batch {share:.2%} (< {LONG_SHARE:.0%})")
         print(
             f"\n`benchkit pilot`, {len(pilots)} pilots of a command arm working "
             f"{args.long_s:g} s each: the process {long_wall:.1f} s, benchkit's own work "
-            f"{own:.2f} s, {own / long_wall:.2%} of the batch "
-            f"(target < {LONG_SHARE:.0%}: {_said(verdicts[-1])})"
+            f"{own:.2f} s, {share:.2%} of the batch (target < {LONG_SHARE:.0%}: {met})"
         )
     print(f"\n1-minute load at the end: {os.getloadavg()[0]:.2f}")
-    print(f"overhead: {sum(verdicts)} of {len(verdicts)} targets met")
+    print(tally.last_line())
 
 
 def _sandbox_said(choice: str) -> str:
@@ -423,10 +426,6 @@ def _sandbox_said(choice: str) -> str:
         "copies the environment for its two trees and reads the cached one whole as it "
         "ends, benchkit's own work that a sandbox does not need"
     )
-
-
-def _said(met: bool) -> str:
-    return "met" if met else "MISSED"
 
 
 def _theirs(said: dict[str, Any]) -> float:
@@ -457,9 +456,11 @@ def figures(wall: float, said: dict[str, Any], floor: float) -> dict[str, float]
     }
 
 
-def report(batches: list[tuple[float, dict[str, Any]]], floor: float, sandbox: str) -> bool:
+def report(
+    batches: list[tuple[float, dict[str, Any]]], floor: float, sandbox: str, tally: Tally
+) -> None:
     """Each demo batch's share against its floor, the median one's table, and the
-    verdict on the median batch."""
+    verdict on the median batch (told to `tally`)."""
     every = [figures(wall, said, floor) for wall, said in batches]
     print(f"`benchkit pilot`, {len(batches)} batches of demo pilots, --sandbox {sandbox}")
     for n, f in enumerate(every, 1):
@@ -512,7 +513,10 @@ def report(batches: list[tuple[float, dict[str, Any]]], floor: float, sandbox: s
             f"baseline: run once in {base_ran:.2f} s, read from the cache in "
             f"{base_read:.3f} s by {len(read)} later pilots"
         )
-    met = chosen["over"] <= POINTS_OVER_FLOOR
+    verdict = tally.said(
+        chosen["over"] <= POINTS_OVER_FLOOR,
+        f"the demo batch {chosen['over'] * 100:+.1f} points (<= +1)",
+    )
     print(
         f"\nthe floor: python importing polars and pyarrow, start to exit, {floor:.3f} s, "
         f"and the git commands benchkit ran, {chosen['floor'] - floor:.3f} s: "
@@ -531,9 +535,8 @@ def report(batches: list[tuple[float, dict[str, Any]]], floor: float, sandbox: s
     print(
         f"benchkit's own work: {own / wall:.1%} of the batch, {chosen['over'] * 100:+.1f} "
         f"points over the floor, the median of {len(batches)} batches "
-        f"(target <= +{POINTS_OVER_FLOOR * 100:.0f}: {_said(met)})"
+        f"(target <= +{POINTS_OVER_FLOOR * 100:.0f}: {verdict})"
     )
-    return bool(met)
 
 
 if __name__ == "__main__":

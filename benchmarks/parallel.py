@@ -35,6 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tally import Tally  # benchmarks/tally.py, beside this script
+
 ARMS = ["human", "noop", "replay:agent-a", "replay:agent-b"]
 TARGET = 1.7
 RAY_WITHIN = 0.15
@@ -170,11 +172,14 @@ def main() -> None:
         first, mean, tail = shapes[label][nearest]
         print(f"{label:<10}+{first:.2f} s  {mean:.2f} s  +{tail:.2f} s")
     speedup = serial / parallel
-    verdict = "met" if speedup >= TARGET else "MISSED"
+    tally = Tally("parallel")
+    verdict = tally.said(speedup >= TARGET, f"{jobs} {speedup:.2f}x serial (target >= {TARGET}x)")
     print(f"\n{jobs} {speedup:.2f}x serial (target >= {TARGET}x: {verdict})")
     if "ray" in ways:
         slower = middle["ray"] / parallel - 1
-        ray_verdict = "met" if slower <= RAY_WITHIN else "MISSED"
+        ray_verdict = tally.said(
+            slower <= RAY_WITHIN, f"ray {slower:+.0%} of {jobs} (target within {RAY_WITHIN:.0%})"
+        )
         print(
             f"ray on a running cluster {slower:+.0%} of {jobs} (target within "
             f"{RAY_WITHIN:.0%}: {ray_verdict}); its CPU {spent['ray'] - spent['serial']:+.1f} s "
@@ -187,6 +192,7 @@ def main() -> None:
             f"({statistics.median(beside) / (os.cpu_count() or 1):.1%} of this machine)"
         )
     print(f"1-minute load at the end: {os.getloadavg()[0]:.2f}")
+    print(tally.last_line())
 
 
 if __name__ == "__main__":

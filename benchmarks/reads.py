@@ -42,6 +42,7 @@ from pathlib import Path
 import polars as pl
 import turns  # benchmarks/turns.py, beside this script
 from analysis import synthetic_runs  # benchmarks/analysis.py, beside this script
+from tally import Tally  # benchmarks/tally.py, beside this script
 
 from benchkit.store.layout import all_files
 from benchkit.store.parquet import write_arrow
@@ -151,10 +152,6 @@ def figures(root: Path, rows: Rows, runs: int) -> dict[str, float]:
     }
 
 
-def _said(met: bool) -> str:
-    return "met" if met else "MISSED"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5_000)
@@ -186,21 +183,28 @@ def main() -> None:
     for label, key, why in lines:
         cells = "".join(f" {f[key]:9.2f} s      " for f in (s, r))
         print(f"{label:26s}{cells}  {'(' + why + ')' if why else ''}".rstrip())
+    tally = Tally("reads")
     for kind, f in (("synthetic", s), ("real-shaped", r)):
         ratio, command = f["first"] / f["floor"], f["cli"] / f["floor_process"]
         more = f["cli_after"] - f["after_process"]
+        first = tally.said(ratio <= WITHIN, f"{kind} bk.runs() {ratio:.2f}x (<= {WITHIN}x)")
+        cli = tally.said(command <= WITHIN, f"{kind} benchkit runs {command:.2f}x (<= {WITHIN}x)")
+        after = tally.said(
+            more <= CLI_MORE_S, f"{kind} compacted benchkit runs {more:+.2f} s (<= +{CLI_MORE_S} s)"
+        )
         print(
             f"{kind}: bk.runs() {ratio:.2f}x polars' own scan (target <= {WITHIN}x: "
-            f"{_said(ratio <= WITHIN)}); benchkit runs {command:.2f}x polars' scan in a "
-            f"process (target <= {WITHIN}x: {_said(command <= WITHIN)}); compacted, "
+            f"{first}); benchkit runs {command:.2f}x polars' scan in a "
+            f"process (target <= {WITHIN}x: {cli}); compacted, "
             f"benchkit runs {more:+.2f} s over bk.runs() in a process (target <= "
-            f"+{CLI_MORE_S} s: {_said(more <= CLI_MORE_S)})"
+            f"+{CLI_MORE_S} s: {after})"
         )
     print(
         f"files after compact: {s['files']:.0f} and {r['files']:.0f}; bk.runs() with "
         f"python's start: {s['python']:.2f} s and {r['python']:.2f} s"
     )
     print(f"1-minute load at the end: {os.getloadavg()[0]:.2f}")
+    print(tally.last_line())
 
 
 if __name__ == "__main__":
