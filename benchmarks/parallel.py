@@ -173,12 +173,12 @@ def main() -> None:
         print(f"{label:<10}+{first:.2f} s  {mean:.2f} s  +{tail:.2f} s")
     speedup = serial / parallel
     tally = Tally("parallel")
-    verdict = tally.said(speedup >= TARGET, f"{jobs} {speedup:.2f}x serial (target >= {TARGET}x)")
+    verdict = tally.said(speedup >= TARGET, f"{jobs} {speedup:.2f}x serial (>= {TARGET}x)")
     print(f"\n{jobs} {speedup:.2f}x serial (target >= {TARGET}x: {verdict})")
     if "ray" in ways:
         slower = middle["ray"] / parallel - 1
         ray_verdict = tally.said(
-            slower <= RAY_WITHIN, f"ray {slower:+.0%} of {jobs} (target within {RAY_WITHIN:.0%})"
+            slower <= RAY_WITHIN, f"ray {slower:+.0%} of {jobs} (within {RAY_WITHIN:.0%})"
         )
         print(
             f"ray on a running cluster {slower:+.0%} of {jobs} (target within "

@@ -32,6 +32,7 @@ from benchkit.run.progress import Ledger, fan, read_matrices, shown
 from benchkit.run.record import benchkit_version
 from benchkit.run.recovery import recover_then_read
 from benchkit.run.sets import Needed, changed, fresh_name, needed
+from benchkit.store.compaction import runs_to_next_look
 from benchkit.store.query import pick_runs
 from benchkit.store.store import Store
 from benchkit.workspace.cache import empty_trash, trash_emptied
@@ -177,23 +178,20 @@ def run_pilots(
     return launched.runs
 
 
-LOOK_EVERY = 8  # recorded runs: what other writers add to the store is seen this often
-
-
 def _compacting(store: Store) -> Sink:
     """A sink that compacts the store as the matrix goes, once enough files to merge
     have piled up: a long matrix never leaves thousands of files, and one compacting
-    meanwhile is passed, not waited for. A recorded run adds a file to a table at
-    most, so the store's folders are looked at as the first run is recorded, then
-    once as many runs as a table has room for (or `LOOK_EVERY`) are: not at every
-    run (nine folders listed, a millisecond of each pilot)."""
-    left = [1]  # runs recorded until the next look
+    meanwhile is passed, not waited for. The store's folders are looked at as the
+    first run is recorded, then as `runs_to_next_look` says: not at every run (nine
+    folders listed, a millisecond of each pilot)."""
+    left = 1  # runs recorded until the next look
 
     def tell(event: Event) -> None:
+        nonlocal left
         if isinstance(event, Recorded):
-            left[0] -= 1
-            if left[0] <= 0:
-                left[0] = min(store.compact_when_due(), LOOK_EVERY)
+            left -= 1
+            if left <= 0:
+                left = runs_to_next_look(store.compact_when_due())
 
     return tell
 

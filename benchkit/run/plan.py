@@ -57,9 +57,11 @@ def plan(
     """Check every input of the pilots; raises a `BenchkitError`, writes nothing. With
     `refresh_baseline`, the first pilot of each bench runs its checks at base again;
     `sandbox` is `auto`, `bwrap` or `none` (see `benchkit.workspace.sandbox.choose`)."""
-    probe_ahead(sandbox)  # beside the benches made ready
+    named = None if sandbox == "auto" else choose(sandbox)  # refused before any bench is read
+    if named is None:
+        probe_ahead()  # beside the benches made ready
     ready = _ready(list(dict.fromkeys(spec.bench for spec in specs)))
-    confined = choose(sandbox)
+    confined = named or choose(sandbox)
     prices: PriceTable | None = None  # read once, for the first arm whose tool may count tokens
     plans = []
     seen: set[str] = set()

@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # imported by a compaction, not by a command that finds none 
     import pyarrow as pa
 
 AUTO_COMPACT = 64  # files to merge in a table past which a command that wrote compacts
+LOOK_EVERY = 8  # recorded runs: what other writers add to a store is seen this often
 IMPORT_MERGED_BELOW = 8 << 20  # bytes: an import's file past this is a part of its own
 
 
@@ -225,6 +226,13 @@ def compact_when_due(store: Path) -> int:
         return AUTO_COMPACT - most
     compact(store, wait=False)
     return 1
+
+
+def runs_to_next_look(room: int) -> int:
+    """How many runs a matrix records before it looks at the store again, told how
+    many more files its fullest table has room for (`compact_when_due`): a run adds a
+    table one file at most, and what other writers add is seen within `LOOK_EVERY`."""
+    return max(1, min(room, LOOK_EVERY))
 
 
 def _to_merge(folder: Path) -> int:

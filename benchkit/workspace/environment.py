@@ -154,22 +154,24 @@ def programs(commands: Sequence[str | Sequence[str]], environment: Environment) 
 
 
 def _program(word: str, path: str) -> str:
-    """`path@mtime_ns` of the file `word` runs on `path`, links followed, or `?`. The
-    file is looked for once a process (a PATH's folders and links read at every pilot's
-    key cost a pilot 1 to 2 ms beside its work); its time is read every time."""
-    real = _found(word, path)
-    try:
-        return f"{real}@{real.stat().st_mtime_ns}" if real is not None else "?"
-    except OSError:  # gone since it was found: what runs now is looked for again
+    """`path@mtime_ns` of the file `word` runs on `path`, links followed (a link pointed
+    elsewhere is a new tool), or `?`."""
+    where = _found(word, path)
+    if where is None or not os.access(where, os.X_OK):  # gone since: looked for again
         _found.cache_clear()
-        real = _found(word, path)
-        return f"{real}@{real.stat().st_mtime_ns}" if real is not None else "?"
+        where = _found(word, path)
+    if where is None:
+        return "?"
+    real = Path(where).resolve()
+    return f"{real}@{real.stat().st_mtime_ns}"
 
 
 @lru_cache(maxsize=64)
-def _found(word: str, path: str) -> Path | None:
-    where = shutil.which(word, path=path)
-    return Path(where).resolve() if where is not None else None
+def _found(word: str, path: str) -> str | None:
+    """The first `word` on `path`: its folders looked through once a process (at every
+    pilot's key they cost it a millisecond or two beside the checks), the found one
+    only checked again; one put earlier on the PATH since is seen by the next."""
+    return shutil.which(word, path=path)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -74,6 +74,8 @@ def _probed() -> tuple[str | None, bool]:
                 pass_fds=(write,),
                 timeout=30,
             )
+        except (subprocess.TimeoutExpired, OSError) as exc:  # a problem, as its exit's
+            return f"bwrap cannot make a sandbox here ({exc})", False
         finally:
             os.close(write)
             os.close(read)
@@ -111,15 +113,14 @@ def sandbox_kind(name: str) -> type[Sandbox]:
         raise UsageError("sandbox", "", f"{name!r} is not one of {known}") from None
 
 
-def probe_ahead(choice: str) -> None:
-    """The sandboxes `choice` may take probed by a thread, begun now, for `choose` to
-    find them probed: bubblewrap's run of `true` (a few ms) beside what the caller
-    does meanwhile. Raises `UsageError` for a name that is no kind, at once."""
-    kinds = [sandbox_kind(name) for name in (PREFERRED if choice == "auto" else (choice,))]
+def probe_ahead() -> None:
+    """The kinds `auto` tries probed by a thread, begun now, for `choose("auto")` to find
+    them probed: bubblewrap's run of `true` (a few ms) beside what the caller does
+    meanwhile (a kind named is chosen, or refused, at once)."""
 
     def probe() -> None:
-        for kind in kinds:
-            kind.problem()
+        for name in PREFERRED:
+            SANDBOXES[name].problem()
 
     threading.Thread(target=probe, name="benchkit-sandbox-probe", daemon=True).start()
 

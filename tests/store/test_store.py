@@ -26,7 +26,7 @@ from benchkit.errors import StoreWarning
 from benchkit.run.events import Recorded, StageBegun
 from benchkit.run.launch import _compacting
 from benchkit.store import reads
-from benchkit.store.compaction import AUTO_COMPACT
+from benchkit.store.compaction import AUTO_COMPACT, LOOK_EVERY
 from benchkit.store.parquet import update_run, write_arrow
 from benchkit.store.reads import SCAN_AT_ONCE, read_table
 from benchkit.store.schema import (
@@ -273,22 +273,37 @@ def test_a_matrix_looks_at_the_store_again_once_a_table_may_be_full(
 ) -> None:
     """A look says how many more files the fullest table has room for; the matrix's
     sink looks as its first run is recorded, then not until that many more are (a
-    recorded run adds a table one file at most), and compacts at that look."""
+    recorded run adds a table one file at most), nor more than `LOOK_EVERY` later
+    (what other writers add), and compacts at that look."""
     run = benchkit.pilot(str(tiny.bench_dir), arm=["noop"], store=tiny.seeded(tmp_path))[0]
-    _copies(tmp_path, "runs", [f"20260101T0000{n:02d}-{n:08x}" for n in range(AUTO_COMPACT - 4)])
     store = Store(tmp_path)
-    assert store.compact_when_due() == 3  # AUTO_COMPACT - 3 files: room for 3 more
+
+    def loose() -> int:
+        return len([f for f in (tmp_path / "runs").glob("*.parquet") if f.name[0] != "p"])
+
+    def ids(day: int, n: int) -> list[str]:
+        return [f"202601{day:02d}T0000{k:02d}-{k:08x}" for k in range(n)]
+
+    source = tmp_path / "a-run.parquet"  # outside the store: its rows, copied as others'
+    shutil.copy(tmp_path / "runs" / f"{run.run_id}.parquet", source)
     tell = _compacting(store)
-    tell(Recorded(run=run))  # the first: a look, room for 3
-    more = [f"20260102T0000{n:02d}-{n:08x}" for n in range(3)]
-    _copies(tmp_path, "runs", more, of=run.run_id)  # full: due at the third run's look
+    tell(Recorded(run=run))  # the first: a look, room for 63, the next in LOOK_EVERY
+    _copies(tmp_path, "runs", ids(1, AUTO_COMPACT), source)  # others', due now
+    for _ in range(LOOK_EVERY - 1):
+        tell(Recorded(run=run))
+    assert loose() == AUTO_COMPACT + 1
+    tell(Recorded(run=run))
+    assert loose() == 0  # merged at the LOOK_EVERY-th
+    _copies(tmp_path, "runs", ids(2, AUTO_COMPACT - 3), source)
+    assert store.compact_when_due() == 3
+    tell(Recorded(run=run))  # a look after a compaction: room for 3, the next in 3
+    _copies(tmp_path, "runs", ids(3, 3), source)
     tell(Recorded(run=run))
     tell(Recorded(run=run))
-    assert list((tmp_path / "runs").glob("part-*.parquet")) == []
+    assert loose() == AUTO_COMPACT
     tell(Recorded(run=run))
-    assert len(list((tmp_path / "runs").glob("part-*.parquet"))) == 1
-    assert store.compact_when_due() == AUTO_COMPACT - 1  # the other tables' one file each
-    assert benchkit.runs(tmp_path).height == AUTO_COMPACT
+    assert loose() == 0
+    assert benchkit.runs(tmp_path).height == 2 * AUTO_COMPACT + 1
 
 
 def test_two_processes_on_one_set_share_its_units_and_run_none_twice(
@@ -369,10 +384,10 @@ def test_a_read_of_many_loose_runs_writes_nothing_and_a_compaction_merges_them(
         assert [(f.name, f.type) for f in pq.read_schema(part)] == declared, part.name
 
 
-def _copies(store: Path, table: str, ids: list[str], of: str | None = None) -> None:
-    """The one run's file of a table (or run `of`'s), copied under other run ids, as
+def _copies(store: Path, table: str, ids: list[str], source: Path | None = None) -> None:
+    """The one run's file of a table (or `source`), copied under other run ids, as
     pilots leave them."""
-    [path] = [store / table / f"{of}.parquet"] if of else (store / table).glob("*.parquet")
+    [path] = [source] if source else (store / table).glob("*.parquet")
     rows = pq.read_table(path)
     where = rows.schema.get_field_index("run_id")
     for run_id in ids:
