@@ -415,16 +415,13 @@ def _sandbox_said(choice: str) -> str:
     """The sandbox the pilots run in, and, where `auto` finds none that works here, why
     and what that costs them: a copy of the environment a tree, and the cached one read
     whole as each pilot ends (its bytes: what a copy sharing its files could rewrite)."""
-    from benchkit.workspace.sandbox import PREFERRED, SANDBOXES
+    from benchkit.workspace.sandbox import auto_choice
 
     if choice != "auto":
         return f"sandbox: {choice}"
-    problems = []
-    for name in PREFERRED:
-        problem = SANDBOXES[name].problem()
-        if problem is None:
-            return f"sandbox: auto, {name}"
-        problems.append(problem)
+    name, problems = auto_choice()
+    if name != "none":
+        return f"sandbox: auto, {name}"
     return (
         f"sandbox: auto, none ({'; '.join(problems)}; see tools/bubblewrap.sh): each pilot "
         "copies the environment for its two trees and reads the cached one whole as it "

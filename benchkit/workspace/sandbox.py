@@ -125,21 +125,31 @@ def probe_ahead() -> None:
     threading.Thread(target=probe, name="benchkit-sandbox-probe", daemon=True).start()
 
 
+def auto_choice() -> tuple[str, list[str]]:
+    """The kind `auto` takes here, the first of `PREFERRED` that works (`none` when none
+    does), and why each tried before it cannot."""
+    problems: list[str] = []
+    for name in PREFERRED:
+        problem = sandbox_kind(name).problem()
+        if problem is None:
+            return name, problems
+        problems.append(problem)
+    return "none", problems
+
+
 def choose(choice: str) -> str:
     """The sandbox a pilot runs with: `auto` takes the first kind of `PREFERRED` that
     works here and says once, as a warning, when none does (then `none`); a kind
     named that cannot work here is refused. Raises `UsageError`."""
     if choice == "auto":
-        problems = [(name, sandbox_kind(name).problem()) for name in PREFERRED]
-        for name, problem in problems:
-            if problem is None:
-                return name
-        warnings.warn(
-            f"{problems[-1][1]}: arms and checks run without a sandbox (see the docs' Isolation)",
-            SandboxWarning,
-            stacklevel=2,
-        )
-        return "none"
+        name, problems = auto_choice()
+        if problems and name == "none":
+            warnings.warn(
+                f"{problems[-1]}: arms and checks run without a sandbox (see the docs' Isolation)",
+                SandboxWarning,
+                stacklevel=2,
+            )
+        return name
     problem = sandbox_kind(choice).problem()
     if problem is not None:
         raise UsageError("sandbox", "", problem)
