@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -73,6 +73,9 @@ def name(row: Mapping[str, Any], show: Sequence[str] = ()) -> str:
     """A pilot's name: `human #1`, or `tiny human sonnet #1` with bench and model shown."""
     parts = [row.get(c) for c in ("bench", "arm", "executor", "model") if c == "arm" or c in show]
     return f"{' '.join(map(str, parts))} #{row.get('trial')}"
+
+
+NAME_READS = ("bench", "arm", "executor", "model", "trial")  # what `name` reads
 
 
 STORE_COLUMNS = ("bench", "arm", "executor", "model", "origin", "run_set")  # of `runs`
@@ -144,9 +147,33 @@ _CELLS: dict[str, Callable[[Mapping[str, Any]], str]] = {
 }
 
 
+_READS: dict[str, tuple[str, ...]] = {  # the fields each fixed column's cell reads
+    **{c: (c,) for c in _PLAIN},
+    "status": ("status", "failure_kind"),
+    "gate": ("test_verdict",),
+    "resolved": ("resolved",),
+    "tampered": ("tampered",),
+    "cost": ("cost_usd", "cost_source"),
+    "covered": ("sites_covered", "sites_total"),
+    "matched": ("sites_matched", "sites_total"),
+    "unrelated": ("sites_unrelated",),
+    "recall": ("files_recall",),
+    "precision": ("files_precision",),
+    "wall_s": ("wall_s",),
+}
+
+
+def cell_of(column: str) -> tuple[tuple[str, ...], Callable[[Mapping[str, Any]], str]]:
+    """How a column's cell is made of a run: the fields it reads, and the function of
+    a row (of at least those fields) that makes it: a fixed column's text, else a
+    check's."""
+    if column in _CELLS:
+        return _READS[column], _CELLS[column]
+    return (f"{column}_status", f"{column}_count"), lambda row: _check_cell(row, column)
+
+
 def _cell(column: str) -> Callable[[Mapping[str, Any]], str]:
-    """How a column's cell is made of a run: a fixed column's text, else a check's."""
-    return _CELLS.get(column) or (lambda row: _check_cell(row, column))
+    return cell_of(column)[1]
 
 
 def cells(row: Mapping[str, Any], header: Sequence[str]) -> list[str]:
@@ -154,32 +181,22 @@ def cells(row: Mapping[str, Any], header: Sequence[str]) -> list[str]:
     return [_cell(h)(row) for h in header]
 
 
-ROW_FIELDS = (  # what `table` and `tests_block` read of a run, besides its checks'
-    *STORE_COLUMNS,
-    *("run_id", "trial", "status", "failure_kind", "test_verdict", "test_reasons", "resolved"),
-    *("tampered", "cost_usd", "cost_source", "sites_covered", "sites_matched", "sites_total"),
-    *("sites_unrelated", "files_recall", "files_precision", "wall_s", "rerun_stats"),
-    *("flaky_files", "first_failures", "regression_files", "regressions"),
-    *("preexisting_files", "missing_files", "removed_tests"),
-)
-
-
-def row_fields(names: Sequence[str]) -> list[str]:
-    """Of a runs frame's columns, those its table and tests block read: a frame of a
-    hundred columns made into rows costs a command more than its read."""
-    wanted = set(ROW_FIELDS)
-    return [n for n in names if n in wanted or n.endswith(("_status", "_count"))]
-
-
 def table(rows: Sequence[Mapping[str, Any]], every: bool = False) -> str:
     """An aligned text table, one line per run; checks read `status(count)`; with
     `every`, all of `STORE_COLUMNS`. Made a column at a time (a store's thousands of
     runs: a plain column's cells without a call each)."""
     header = columns(rows, every)
-    body = [_column(h, rows) for h in header]
-    widths = [max([len(h), *map(len, cells)]) for h, cells in zip(header, body, strict=True)]
-    line = "  ".join(f"{{:<{w}}}" for w in widths).format
-    return "\n".join(line(*r).rstrip() for r in [header, *zip(*body, strict=True)])
+    return aligned(header, [_column(h, rows) for h in header])
+
+
+def aligned(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
+    """A table of its columns' cells (`body`, a column each), each column as wide as
+    its widest cell, the lines' ends stripped."""
+    padded = []
+    for h, cells in zip(header, body, strict=True):
+        width = max([len(h), *map(len, cells)])
+        padded.append([c.ljust(width) for c in (h, *cells)])
+    return "\n".join("  ".join(cells).rstrip() for cells in zip(*padded, strict=True))
 
 
 def _column(column: str, rows: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -238,6 +255,12 @@ def _files(label: str, files: Sequence[str] | None) -> str | None:
     return f"{label} {', '.join(files)}" if files else None
 
 
+GATE_READS = (  # what `gate_findings` reads
+    *("rerun_stats", "flaky_files", "first_failures", "regression_files", "regressions"),
+    *("preexisting_files", "missing_files", "test_reasons", "removed_tests", "tampered"),
+)
+
+
 def gate_findings(row: Mapping[str, Any]) -> str:
     """What the gate found in one run: preexisting, flaky, regression and missing files,
     tests removed where the bench allows it, and every reason of the gate."""
@@ -274,13 +297,20 @@ def gate_findings(row: Mapping[str, Any]) -> str:
 def tests_block(rows: Sequence[Mapping[str, Any]]) -> str:
     """One line per run with a gate verdict: what failed, and whether it was charged."""
     judged = [r for r in rows if r.get("test_verdict")]
-    if not judged:
-        return ""
     show = varying(judged)
-    width = max(len(name(r, show)) for r in judged)
+    names = [name(r, show) for r in judged]
+    return tests_lines(names, [r["test_verdict"] for r in judged], map(gate_findings, judged))
+
+
+def tests_lines(names: Sequence[str], verdicts: Iterable[str], findings: Iterable[str]) -> str:
+    """The tests block of the judged runs' names, verdicts and gate findings; empty
+    where none was judged."""
+    if not names:
+        return ""
+    width = max(map(len, names))
     lines = ["tests, by the gate:"]
-    for r in judged:
-        lines.append(f"  {name(r, show):<{width}}  {r['test_verdict']:<10}  {gate_findings(r)}")
+    for said, verdict, found in zip(names, verdicts, findings, strict=True):
+        lines.append(f"  {said:<{width}}  {verdict:<10}  {found}")
     return "\n".join(lines)
 
 

@@ -7,9 +7,8 @@ from pathlib import Path
 import click
 
 import benchkit
-from benchkit.analysis.text import row_fields
 from benchkit.analysis.text import status as status_text
-from benchkit.cli.options import none_kept, pairs, print_runs, read_store, store_option
+from benchkit.cli.options import none_kept, pairs, read_store, store_option
 
 
 @click.command()
@@ -30,8 +29,9 @@ def runs(
     run_set: str | None,
 ) -> None:
     """List the runs in the store (marking those a killed benchkit left as crashed)."""
+    from benchkit.analysis.listing import runs_listing
     from benchkit.run.recovery import recover_then_read
-    from benchkit.store.query import RunFilter, as_rows, narrowed
+    from benchkit.store.query import RunFilter, narrowed
 
     chosen = RunFilter(
         bench=bench, arm=arm, executor=executor, model=model, origin=origin, run_set=run_set
@@ -41,7 +41,7 @@ def runs(
     if frame.is_empty():
         click.echo(none_kept(every, chosen), err=True)
         return
-    print_runs(as_rows(frame.select(row_fields(frame.columns))), every=True)
+    click.echo(runs_listing(frame))
 
 
 @click.command()

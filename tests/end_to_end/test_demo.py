@@ -6,12 +6,13 @@ import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 
 import benchkit
-from benchkit.analysis import text
+from benchkit.analysis import listing, text
 from benchkit.bench.find import find_bench
 from benchkit.bench.sites import human_sites, parse_diff
 from benchkit.workspace.git import diff
@@ -256,14 +257,63 @@ def test_the_simulated_agent_is_seeded_and_says_so(tmp_path: Path) -> None:
     assert not {"install_status", "test_status"} & set(runs.columns)
 
 
-def test_benchkit_runs_reads_every_column_its_table_shows(demo_runs: pl.DataFrame) -> None:
-    """`benchkit runs` makes rows of the columns `row_fields` names only (a hundred
-    columns made into rows cost more than the read): its table and tests block are
-    those of every column, flaky, regression, tampered and cost alike."""
-    every = demo_runs.to_dicts()
-    read = demo_runs.select(text.row_fields(demo_runs.columns)).to_dicts()
-    assert text.table(read, every=True) == text.table(every, every=True)
-    block = text.tests_block(read)
-    assert block == text.tests_block(every)
-    assert "flaky tests/test_clock.py" in block  # what the block is made of
-    assert "tampered tests/test_report.py (edited)" in block
+def _as_printed(rows: list[dict[str, Any]]) -> str:
+    """What `print_runs` shows of a store's rows, a row at a time."""
+    block = text.tests_block(rows)
+    return text.table(rows, every=True) + (f"\n\n{block}" if block else "")
+
+
+def test_benchkit_runs_lists_a_frame_as_its_rows_whole(demo_runs: pl.DataFrame) -> None:
+    """`benchkit runs` makes each column's cells once per distinct value of the fields
+    they read (`listing.runs_listing`): the text is that of every row, with every
+    column, made a row at a time; flaky, regression, tampered and cost alike, and a
+    store whose runs repeat their values, some unjudged, one with fields unset."""
+    listed = listing.runs_listing(demo_runs)
+    assert listed == _as_printed(demo_runs.to_dicts())
+    assert "flaky tests/test_clock.py" in listed  # what the block is made of
+    assert "tampered tests/test_report.py (edited)" in listed
+    copies = pl.concat([demo_runs] * 3).with_columns(
+        run_id=pl.format("copy-{}", pl.int_range(pl.len())),
+        wall_s=pl.int_range(pl.len()) / 7,
+        test_verdict=pl.when(pl.int_range(pl.len()) % 4 == 1).then(None).otherwise("test_verdict"),
+        cost_usd=pl.when(pl.int_range(pl.len()) == 2).then(None).otherwise("cost_usd"),
+        tampered=pl.when(pl.int_range(pl.len()) == 3).then([]).otherwise("tampered"),
+    )
+    listed = listing.runs_listing(copies)
+    assert listed == _as_printed(copies.to_dicts())
+    assert listed.count("copy-") == copies.height
+    few = copies.select("run_id", "arm", "status", "test_verdict")  # imported: few columns
+    assert listing.runs_listing(few) == _as_printed(few.to_dicts())
+
+
+class _Reading(dict[str, Any]):
+    """A row that keeps the names of the fields read of it."""
+
+    def __init__(self, row: dict[str, Any]) -> None:
+        super().__init__(row)
+        self.read: set[str] = set()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        self.read.add(key)
+        return super().__getitem__(key)
+
+
+def test_each_cell_of_a_runs_table_reads_only_the_fields_it_names(demo_runs: pl.DataFrame) -> None:
+    """A cell made once per distinct value of the fields it names (`text.cell_of`,
+    `NAME_READS`, `GATE_READS`) must read no other: else two runs that differ in it
+    would show one cell."""
+    rows = demo_runs.to_dicts()
+    for column in text.columns(rows, every=True):
+        reads, make = text.cell_of(column)
+        for row in rows:
+            make(reading := _Reading(row))
+            assert reading.read <= set(reads), column
+    for row in rows:
+        text.gate_findings(reading := _Reading(row))
+        assert reading.read <= set(text.GATE_READS)
+        text.name(reading := _Reading(row), text.SPEC_COLUMNS)
+        assert reading.read <= set(text.NAME_READS)
