@@ -12,10 +12,16 @@ from collections.abc import Sequence
 def bests(commands: Sequence[Sequence[str]], repeat: int = 3) -> list[tuple[float, str]]:
     """Each command's best wall time (a process's whole life, from outside) and what
     its best run printed, the commands run in turns."""
+    return [min(taken) for taken in in_turns(commands, repeat)]
+
+
+def in_turns(commands: Sequence[Sequence[str]], repeat: int = 3) -> list[list[tuple[float, str]]]:
+    """Each command's runs, `repeat` of them: its wall time (a process's whole life,
+    from outside) and what it printed, the commands run in turns."""
     runs: list[list[tuple[float, str]]] = [[] for _ in commands]
     for _ in range(repeat):
         for argv, taken in zip(commands, runs, strict=True):
             started = time.perf_counter()
             done = subprocess.run(argv, capture_output=True, text=True, check=True)
             taken.append((time.perf_counter() - started, done.stdout))
-    return [min(taken) for taken in runs]
+    return runs
