@@ -370,7 +370,7 @@ def main() -> None:
     print(f"warm-up pilot in another store (environment, mirror): {warm_up:.2f} s\n")
     tally = Tally("overhead")
     floor_lives, (command, *_), (libraries, *_) = lives
-    floor = floor_lives[0]  # the best: beside the command's best, for its start
+    floor_best = floor_lives[0]  # beside the command's best, for its start
     report(batches, floor_lives, args.sandbox, tally)
     pilot_own = statistics.median(_own(p) for _, said in batches for p in said["pilots"])
     met = tally.said(
@@ -389,16 +389,17 @@ def main() -> None:
         f"a stage's heartbeat on the pilot's path: {len(beats)} beats, the slowest "
         f"{slowest * 1000:.2f} ms (target < {BEAT_S * 1000:.0f} ms: {met})"
     )
-    start = command / floor
+    start = command / floor_best
     met = tally.said(start <= START_RATIO, f"a command's start {start:.2f}x (<= {START_RATIO}x)")
     print(
         f"a command's start: python importing what `benchkit pilot` imports {command:.3f} s, "
-        f"the floor (python importing polars and pyarrow) {floor:.3f} s: "
+        f"the floor (python importing polars and pyarrow) {floor_best:.3f} s: "
         f"{start:.2f}x (target <= {START_RATIO}x: {met})"
     )
     print(
         f"  the libraries it needs (polars, click, pydantic) {libraries:.3f} s, "
-        f"{libraries / floor:.2f}x; benchkit's own modules the rest, {command - libraries:.3f} s"
+        f"{libraries / floor_best:.2f}x; benchkit's own modules the rest, "
+        f"{command - libraries:.3f} s"
     )
     if long_said is not None:
         long_wall, long_run = long_said
@@ -481,8 +482,8 @@ def report(
         print(
             f"  batch {n}: {f['wall']:.2f} s, own work {f['own'] / f['wall']:.1%}, the floor "
             f"{f['floor'] / f['wall']:.1%}: {f['over'] * 100:+.1f} points  (own: the start "
-            f"{f['start']:.3f} s, the pilots {f['pilots']:.3f} s with git on their path "
-            f"{f['git_path']:.3f} s; git in threads {f['git_cpu']:.3f} s of CPU)"
+            f"{f['start']:.3f} s, the pilots {f['pilots']:.3f} s, git on the path "
+            f"{f['git_path']:.3f} s; the floor's git in threads {f['git_cpu']:.3f} s of CPU)"
         )
     middle = sorted(range(len(every)), key=lambda n: every[n]["over"])[len(every) // 2]
     wall, said = batches[middle]

@@ -1,5 +1,5 @@
-"""Commands timed in turns: one of each, then again, each the best of its runs, so
-that what the machine does meanwhile falls on all of them alike (this 2-core machine
+"""Commands timed in turns: one of each, then again (each the best of its runs, or all
+of them), so that what the machine does meanwhile falls on all of them alike (this 2-core machine
 slows by about a tenth under minutes of load, and recovers at rest)."""
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from typing import Any
 import polars as pl
 
 from benchkit.analysis.text import (
+    COLUMNS_READS,
     GATE_READS,
     NAME_READS,
     SPEC_COLUMNS,
@@ -41,13 +42,13 @@ def runs_listing(frame: pl.DataFrame, every: bool = True) -> str:
 def _outline(frame: pl.DataFrame) -> list[dict[str, Any]]:
     """What `columns` reads of the runs, once per distinct value: the spec columns,
     whether any resolved or tampered, and the checks' names."""
-    wanted = (*SPEC_COLUMNS, "resolved", "tampered")
-    names = [c for c in frame.columns if c in wanted or c.endswith("_status")]
+    names = [c for c in frame.columns if c in COLUMNS_READS or c.endswith("_status")]
     return as_rows(frame.select(names).unique(maintain_order=True))
 
 
 def _tests(frame: pl.DataFrame) -> str:
-    """`text.tests_block` of the frame's runs."""
+    """`text.tests_block` of the frame's runs: those judged, whose `test_verdict` (a
+    store's is text) is neither null nor empty, as `tests_block` reads a row's."""
     if "test_verdict" not in frame.columns:
         return ""
     verdict = pl.col("test_verdict")

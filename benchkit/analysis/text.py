@@ -35,7 +35,9 @@ def _check_mark(status: str | None, count: int | None) -> str:
 
 def money(usd: float) -> str:
     """One precision in a table: cents (`$0.27`, `$1,020.00`), and below a cent two
-    significant digits (`$0.0042`, `$0.000040`), never a cost shown as $0."""
+    significant digits (`$0.0042`, `$0.000040`), never a cost shown as $0 (nor as
+    `$-0.00`: a negative zero reads as zero)."""
+    usd += 0.0
     if 0 < usd < 0.01:
         return f"${usd:.{1 - math.floor(math.log10(usd))}f}"
     return f"${usd:,.2f}"
@@ -57,7 +59,7 @@ def run_cost(row: Mapping[str, Any]) -> str:
 
 
 def _ratio(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
+    return "-" if value is None else f"{value + 0.0:.2f}"  # -0.0 reads 0.00
 
 
 SPEC_COLUMNS = ("bench", "executor", "model")  # besides the arm and trial, of a matrix
@@ -81,9 +83,13 @@ NAME_READS = ("bench", "arm", "executor", "model", "trial")  # what `name` reads
 STORE_COLUMNS = ("bench", "arm", "executor", "model", "origin", "run_set")  # of `runs`
 
 
+COLUMNS_READS = (*SPEC_COLUMNS, "resolved", "tampered")  # and each check's `_status`
+
+
 def columns(rows: Sequence[Mapping[str, Any]], every: bool = False) -> list[str]:
     """The table's columns: the spec columns that tell the rows apart, or with `every`
-    (a store's runs) all of `STORE_COLUMNS`."""
+    (a store's runs) all of `STORE_COLUMNS`. Reads `COLUMNS_READS` and the names of
+    the checks' `_status` fields."""
     checks: list[str] = []
     for keys in dict.fromkeys(tuple(row) for row in rows):  # a frame's rows: one set of keys
         checks += [c for c in check_names(dict.fromkeys(keys)) if c not in checks]
@@ -123,7 +129,7 @@ def _status_cell(row: Mapping[str, Any]) -> str:
 
 def _wall_cell(row: Mapping[str, Any]) -> str:
     wall = row.get("wall_s")
-    return "-" if wall is None else f"{wall:.1f}"
+    return "-" if wall is None else f"{wall + 0.0:.1f}"  # -0.0 reads 0.0
 
 
 def _plain(column: str) -> Callable[[Mapping[str, Any]], str]:
@@ -131,35 +137,26 @@ def _plain(column: str) -> Callable[[Mapping[str, Any]], str]:
 
 
 _PLAIN = frozenset((*STORE_COLUMNS, "run_id", "trial"))  # a cell of the value's text
-_CELLS: dict[str, Callable[[Mapping[str, Any]], str]] = {
-    **{c: _plain(c) for c in _PLAIN},
-    "status": _status_cell,
-    "gate": lambda row: _text(row.get("test_verdict")),
-    "resolved": lambda row: _text(resolved_word(row)),
-    "tampered": lambda row: _text(len(row.get("tampered") or []) or None),
-    "cost": run_cost,
-    "covered": lambda row: _of(row.get("sites_covered"), row.get("sites_total")),
-    "matched": lambda row: _of(row.get("sites_matched"), row.get("sites_total")),
-    "unrelated": lambda row: _text(row.get("sites_unrelated")),
-    "recall": lambda row: _ratio(row.get("files_recall")),
-    "precision": lambda row: _ratio(row.get("files_precision")),
-    "wall_s": _wall_cell,
-}
-
-
-_READS: dict[str, tuple[str, ...]] = {  # the fields each fixed column's cell reads
-    **{c: (c,) for c in _PLAIN},
-    "status": ("status", "failure_kind"),
-    "gate": ("test_verdict",),
-    "resolved": ("resolved",),
-    "tampered": ("tampered",),
-    "cost": ("cost_usd", "cost_source"),
-    "covered": ("sites_covered", "sites_total"),
-    "matched": ("sites_matched", "sites_total"),
-    "unrelated": ("sites_unrelated",),
-    "recall": ("files_recall",),
-    "precision": ("files_precision",),
-    "wall_s": ("wall_s",),
+_CELLS: dict[str, tuple[tuple[str, ...], Callable[[Mapping[str, Any]], str]]] = {
+    # each fixed column's cell: the fields it reads, and how it is made of them
+    **{c: ((c,), _plain(c)) for c in _PLAIN},
+    "status": (("status", "failure_kind"), _status_cell),
+    "gate": (("test_verdict",), lambda row: _text(row.get("test_verdict"))),
+    "resolved": (("resolved",), lambda row: _text(resolved_word(row))),
+    "tampered": (("tampered",), lambda row: _text(len(row.get("tampered") or []) or None)),
+    "cost": (("cost_usd", "cost_source"), run_cost),
+    "covered": (
+        ("sites_covered", "sites_total"),
+        lambda row: _of(row.get("sites_covered"), row.get("sites_total")),
+    ),
+    "matched": (
+        ("sites_matched", "sites_total"),
+        lambda row: _of(row.get("sites_matched"), row.get("sites_total")),
+    ),
+    "unrelated": (("sites_unrelated",), lambda row: _text(row.get("sites_unrelated"))),
+    "recall": (("files_recall",), lambda row: _ratio(row.get("files_recall"))),
+    "precision": (("files_precision",), lambda row: _ratio(row.get("files_precision"))),
+    "wall_s": (("wall_s",), _wall_cell),
 }
 
 
@@ -168,7 +165,7 @@ def cell_of(column: str) -> tuple[tuple[str, ...], Callable[[Mapping[str, Any]],
     a row (of at least those fields) that makes it: a fixed column's text, else a
     check's."""
     if column in _CELLS:
-        return _READS[column], _CELLS[column]
+        return _CELLS[column]
     return (f"{column}_status", f"{column}_count"), lambda row: _check_cell(row, column)
 
 
@@ -183,10 +180,9 @@ def cells(row: Mapping[str, Any], header: Sequence[str]) -> list[str]:
 
 def table(rows: Sequence[Mapping[str, Any]], every: bool = False) -> str:
     """An aligned text table, one line per run; checks read `status(count)`; with
-    `every`, all of `STORE_COLUMNS`. Made a column at a time (a store's thousands of
-    runs: a plain column's cells without a call each)."""
+    `every`, all of `STORE_COLUMNS`. (A store's thousands of runs: `listing`.)"""
     header = columns(rows, every)
-    return aligned(header, [_column(h, rows) for h in header])
+    return aligned(header, [list(map(_cell(h), rows)) for h in header])
 
 
 def aligned(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
@@ -197,17 +193,6 @@ def aligned(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
         width = max([len(h), *map(len, cells)])
         padded.append([c.ljust(width) for c in (h, *cells)])
     return "\n".join("  ".join(cells).rstrip() for cells in zip(*padded, strict=True))
-
-
-def _column(column: str, rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """A column's cells, a run each (see `_cell`)."""
-    if column in _PLAIN:  # `_text` of each value
-        return ["-" if v is None or v == "" else str(v) for v in (r.get(column) for r in rows)]
-    if column not in _CELLS:  # a check's (`_check_cell`)
-        status, count = f"{column}_status", f"{column}_count"
-        return [_check_mark(r.get(status), r.get(count)) for r in rows]
-    make = _CELLS[column]
-    return [make(row) for row in rows]
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

@@ -41,7 +41,7 @@ def runs(
     if frame.is_empty():
         click.echo(none_kept(every, chosen), err=True)
         return
-    click.echo(runs_listing(frame))
+    click.echo(runs_listing(frame, every=True))
 
 
 @click.command()

@@ -272,12 +272,19 @@ def test_benchkit_runs_lists_a_frame_as_its_rows_whole(demo_runs: pl.DataFrame) 
     assert listed == _as_printed(demo_runs.to_dicts())
     assert "flaky tests/test_clock.py" in listed  # what the block is made of
     assert "tampered tests/test_report.py (edited)" in listed
+    at = pl.int_range(pl.len())
     copies = pl.concat([demo_runs] * 3).with_columns(
-        run_id=pl.format("copy-{}", pl.int_range(pl.len())),
-        wall_s=pl.int_range(pl.len()) / 7,
-        test_verdict=pl.when(pl.int_range(pl.len()) % 4 == 1).then(None).otherwise("test_verdict"),
-        cost_usd=pl.when(pl.int_range(pl.len()) == 2).then(None).otherwise("cost_usd"),
-        tampered=pl.when(pl.int_range(pl.len()) == 3).then([]).otherwise("tampered"),
+        run_id=pl.format("copy-{}", at),
+        wall_s=pl.when(at == 5).then(-0.0).otherwise(at / 7),  # -0.0 beside row 0's 0.0
+        test_verdict=pl.when(at % 4 == 1).then(None).otherwise("test_verdict"),
+        cost_usd=pl.when(at == 2)
+        .then(None)
+        .when(at == 4)
+        .then(-0.0)
+        .when(at == 6)
+        .then(0.0)
+        .otherwise("cost_usd"),
+        tampered=pl.when(at == 3).then([]).otherwise("tampered"),
     )
     listed = listing.runs_listing(copies)
     assert listed == _as_printed(copies.to_dicts())
@@ -304,14 +311,17 @@ class _Reading(dict[str, Any]):
 
 def test_each_cell_of_a_runs_table_reads_only_the_fields_it_names(demo_runs: pl.DataFrame) -> None:
     """A cell made once per distinct value of the fields it names (`text.cell_of`,
-    `NAME_READS`, `GATE_READS`) must read no other: else two runs that differ in it
-    would show one cell."""
+    `NAME_READS`, `GATE_READS`, and `COLUMNS_READS` for the columns shown) must read
+    no other: else two runs that differ in it would show one cell."""
     rows = demo_runs.to_dicts()
     for column in text.columns(rows, every=True):
         reads, make = text.cell_of(column)
         for row in rows:
             make(reading := _Reading(row))
             assert reading.read <= set(reads), column
+    readings = [_Reading(row) for row in rows]
+    text.columns(readings)  # the spec columns that vary, as well
+    assert set().union(*(r.read for r in readings)) <= set(text.COLUMNS_READS)
     for row in rows:
         text.gate_findings(reading := _Reading(row))
         assert reading.read <= set(text.GATE_READS)
