@@ -482,8 +482,8 @@ def report(
         print(
             f"  batch {n}: {f['wall']:.2f} s, own work {f['own'] / f['wall']:.1%}, the floor "
             f"{f['floor'] / f['wall']:.1%}: {f['over'] * 100:+.1f} points  (own: the start "
-            f"{f['start']:.3f} s, the pilots {f['pilots']:.3f} s, git on the path "
-            f"{f['git_path']:.3f} s; the floor's git in threads {f['git_cpu']:.3f} s of CPU)"
+            f"{f['start']:.3f} s, the pilots {f['pilots']:.3f} s; of the own work, git on the "
+            f"path {f['git_path']:.3f} s; the floor's git in threads {f['git_cpu']:.3f} s of CPU)"
         )
     middle = sorted(range(len(every)), key=lambda n: every[n]["over"])[len(every) // 2]
     wall, said = batches[middle]
