@@ -310,7 +310,7 @@ def _lives(*codes: str, repeat: int = 7) -> list[list[float]]:
     """Each an interpreter's life that runs that code and exits, from outside: its
     `repeat` runs, sorted, taken in turns (see `turns`)."""
     commands = [[sys.executable, "-c", code] for code in codes]
-    return [sorted(wall for wall, _ in taken) for taken in turns.in_turns(commands, repeat)]
+    return [sorted(wall for wall, _ in taken) for taken in turns.all_runs(commands, repeat)]
 
 
 def _long_arm(folder: Path, seconds: float) -> Path:

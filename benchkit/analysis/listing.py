@@ -42,8 +42,9 @@ def runs_listing(frame: pl.DataFrame, every: bool = True) -> str:
 def _outline(frame: pl.DataFrame) -> list[dict[str, Any]]:
     """What `columns` reads of the runs, once per distinct value: the spec columns,
     whether any resolved or tampered, and the checks' names."""
-    names = [c for c in frame.columns if c in COLUMNS_READS or c.endswith("_status")]
-    return as_rows(frame.select(names).unique(maintain_order=True))
+    return _distinct(
+        frame, [c for c in frame.columns if c in COLUMNS_READS or c.endswith("_status")]
+    )
 
 
 def _tests(frame: pl.DataFrame) -> str:
@@ -54,10 +55,15 @@ def _tests(frame: pl.DataFrame) -> str:
     verdict = pl.col("test_verdict")
     judged = frame.filter(verdict.is_not_null() & (verdict != ""))
     spec = [c for c in SPEC_COLUMNS if c in judged.columns]
-    show = varying(as_rows(judged.select(spec).unique(maintain_order=True)))
+    show = varying(_distinct(judged, spec))
     names = _cells(judged, NAME_READS, lambda row: name(row, show))
     findings = _cells(judged, GATE_READS, gate_findings)
     return tests_lines(names, judged.get_column("test_verdict").to_list(), findings)
+
+
+def _distinct(frame: pl.DataFrame, names: Sequence[str]) -> list[dict[str, Any]]:
+    """The distinct rows of these columns of the frame, first seen first."""
+    return as_rows(frame.select(names).unique(maintain_order=True))
 
 
 def _cells(
