@@ -29,6 +29,21 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 NO_NODE = shutil.which("npm") is None or shutil.which("node") is None
 
 
+def trash_gone() -> None:
+    """What a `benchkit` process left in the cache's trash as it exited, removed: a
+    command hands it to an `rm -rf` it does not wait for (see
+    `benchkit.workspace.cache`), so a test that looks through the cache after one
+    waits for that first."""
+    import time
+
+    from benchkit.workspace.cache import TRASH, cache_dir
+
+    trash = cache_dir() / TRASH
+    deadline = time.monotonic() + PATIENCE_S
+    while trash.exists() and any(trash.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 FIGURES = ("sites_covered", "sites_matched", "sites_unrelated", "test_verdict", "lint_status")
 """What a pilot measured, compared between two ways of running the same matrix."""
 # the demo bench's shas, the same on every machine (see tests/end_to_end/test_demo.py)

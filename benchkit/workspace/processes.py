@@ -208,6 +208,13 @@ def _unless_at_once(handler: Callable[[], object]) -> None:
         handler()
 
 
+def ends_at_once() -> bool:
+    """Whether this process, as it exits, ends at once (see `_at_once`): a command's
+    that told its end. Its exit handlers need not wait for what the kernel's end of
+    the process, or a process of its own, can finish."""
+    return bool(_ENDS) and _ending() is not None
+
+
 def _ending() -> int | None:
     """The status this process ends with at once, or None where it ends as Python ends
     it: the command's end not told, or an error printed after it (a caller that went on)."""

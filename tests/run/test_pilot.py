@@ -31,7 +31,7 @@ from benchkit.workspace.git import (
     snapshot,
 )
 from tests.conftest import TinyRepo, make_repo, sh_git
-from tests.helpers import PATIENCE_S, started_as_a_terminal_starts_it
+from tests.helpers import PATIENCE_S, started_as_a_terminal_starts_it, trash_gone
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
@@ -406,7 +406,7 @@ def test_a_pilots_folders_go_to_the_trash_and_a_killed_ones_leftovers_are_remove
     tiny: TinyRepo, tmp_path: Path
 ) -> None:
     """The folders a pilot is done with are out of the way when it returns and gone
-    when the command exits; what a killed benchkit left in the trash, the next one
+    once the command exits; what a killed benchkit left in the trash, the next one
     removes."""
     left = cache_dir() / TRASH / "20260101T000000-deadbeef-0123abcd"
     (left / "tree" / "src").mkdir(parents=True)
@@ -431,6 +431,7 @@ def test_a_pilots_folders_go_to_the_trash_and_a_killed_ones_leftovers_are_remove
     )
     assert done.returncode == 0, done.stderr
     assert list((cache_dir() / "pilots").iterdir()) == []
+    trash_gone()  # what its thread had not removed as it exited: by the `rm` it left
     assert list((cache_dir() / TRASH).iterdir()) == []  # its own, and the leftover
     folder = tmp_path / "doomed"
     (folder / "a").mkdir(parents=True)

@@ -30,7 +30,7 @@ from benchkit.workspace.processes import process_start
 from benchkit.workspace.sandbox import Bubblewrap
 from benchkit.workspace.signals import Terminated, deferred_interrupts, interrupts
 from tests.conftest import TinyRepo, sh_git
-from tests.helpers import PATIENCE_S, needs_bwrap, needs_root, pgrep
+from tests.helpers import PATIENCE_S, needs_bwrap, needs_root, pgrep, trash_gone
 
 pytestmark = pytest.mark.slow  # real pilots, seconds a test: the file starts early
 
@@ -52,9 +52,11 @@ def _pilot(
     for arm in arms:
         argv += ["--arm", str(arm)]
     argv += ["--store", str(tiny.seeded(tmp_path / "store")), "--sandbox", sandbox]
-    return subprocess.run(
+    done = subprocess.run(
         argv, capture_output=True, text=True, timeout=PATIENCE_S, env={**os.environ, **env}
     )
+    trash_gone()  # the cache as the command left it, once its `rm` is done
+    return done
 
 
 @contextlib.contextmanager
