@@ -16,7 +16,7 @@ from typing import ClassVar
 from benchkit.records import LauncherName, Run
 from benchkit.run.behind import Behind
 from benchkit.run.events import Event, Recorded, Sink
-from benchkit.run.pilot import execute_plan, spares_for
+from benchkit.run.pilot import execute_plan, git_folders_ahead, spares_for
 from benchkit.run.plan import Plan
 from benchkit.run.spares import Spares
 from benchkit.store.store import Store
@@ -82,6 +82,11 @@ class Serial(Launcher):
 
     name: ClassVar[LauncherName] = "serial"
     _spares: Spares | None = field(default=None, init=False, repr=False)
+
+    def start(self, pilots: int) -> None:
+        """What the first pilot's trees need of `git init` learned while the matrix
+        is planned (see `git_folders_ahead`)."""
+        git_folders_ahead()
 
     def planned(self, plans: list[Plan]) -> None:
         """The first pilot's trees begun while the store is read (see `spares_for`)."""

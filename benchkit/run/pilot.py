@@ -77,6 +77,7 @@ from benchkit.workspace.git import (
     diff,
     exclude,
     exclude_patterns,
+    git_folders_learned,
     head_of,
     ignored_files,
     leave_out,
@@ -304,6 +305,13 @@ def _tree(repo: Repository, folder: Path, name: str, making: Stoppable) -> None:
     """One tree of a pilot's at base, `name` in its `folder`, and its sandbox's folders."""
     add_worktree(repo.mirror, repo.base_sha, folder / name, within=making)
     make_sandbox_folders(folder, name)
+
+
+def git_folders_ahead() -> None:
+    """What `git init` writes in the pilots' folder, learned by the trees' thread from
+    now (see `git_folders_learned`): as a launch plans its pilots, before the first
+    one's trees are begun on that thread."""
+    _MAKER.submit(git_folders_learned, pilots_folder())
 
 
 def spares_for(plans: Sequence[Plan]) -> Spares:

@@ -20,6 +20,7 @@ import re
 import shutil
 import stat
 import tempfile
+import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -162,6 +163,7 @@ def reader(mirror: Path, where: Path) -> Path:
 
 
 _MADE: dict[tuple[int, bool], tuple[tuple[str, str], ...]] = {}  # a file system's, by kind
+_LEARNING = threading.Lock()  # one `git init` at a time, whichever thread needs it first
 
 
 def _git_folder(where: Path, *, bare: bool) -> None:
@@ -170,11 +172,27 @@ def _git_folder(where: Path, *, bare: bool) -> None:
     says what git found there: file modes, symlinks, case), without a git process."""
     for folder in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
         (where / folder).mkdir(parents=True, exist_ok=True)
-    kind = (os.stat(where).st_dev, bare)
-    if kind not in _MADE:
-        _MADE[kind] = _init_files(where.parent, bare=bare)
-    for name, text in _MADE[kind]:
+    for name, text in _learned(where.parent, bare=bare):
         (where / name).write_text(text)
+
+
+def git_folders_learned(folder: Path) -> None:
+    """What `git init` writes on `folder`'s file system, for both kinds of git folder,
+    learned now (`folder` made): by a thread as a launch begins, so that its first
+    pilot's trees, which it waits for, run no `git init` (two, side by side, else)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for bare in (False, True):
+        _learned(folder, bare=bare)
+
+
+def _learned(folder: Path, *, bare: bool) -> tuple[tuple[str, str], ...]:
+    """The files (name, text) of a git folder of the kind made in `folder`, as `git
+    init` wrote them once in this process on its file system."""
+    kind = (os.stat(folder).st_dev, bare)
+    with _LEARNING:
+        if kind not in _MADE:
+            _MADE[kind] = _init_files(folder, bare=bare)
+        return _MADE[kind]
 
 
 def _init_files(folder: Path, *, bare: bool) -> tuple[tuple[str, str], ...]:
