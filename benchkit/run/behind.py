@@ -14,8 +14,10 @@ checks begin), or as the launch ends: runs are told in the order they
 ran, and one record at most is held. Telling it is no phase of the next pilot's. Its
 record phase is the time from its record stage's start until its tables were
 written. The last pilot, and one interrupted or failed on a full disk, is recorded at
-once; an interrupt waits until a held record is written. Until its run is told, the
-pilot's heartbeat goes on (and until its row is written, its `running` row stands).
+once; an interrupt waits until a held record is written. Until its record is written
+(and the cleanup after it done), the pilot's heartbeat goes on, stopped then by the
+thread, not on the next pilot's path (and until its row is written, its `running`
+row stands).
 
 Each pilot's `running` row is written by a thread of its own, beside the record of the
 pilot before it, from the pilot's start: the pilot waits for it as its first command
@@ -42,8 +44,7 @@ _ROWS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchkit-running-r
 @dataclass(frozen=True)
 class _Held:
     writing: Future[Run]  # the run as written
-    then: Callable[[], None]  # once it is written, or failed (the heartbeat stopped)
-    after: list[Exception]  # what came after the write (the cleanup) raised
+    after: list[Exception]  # what came after the write (the cleanup, `then`) raised
 
 
 class Behind:
@@ -66,8 +67,8 @@ class Behind:
     ) -> None:
         """A pilot's record, begun now by the thread (`write` writes it and gives the
         run as stored), and `after` it by the thread too, whatever came (the pilot's
-        cleanup: what it raises is kept in `faults`, the run told all the same); `then`
-        once both are done."""
+        cleanup: what it raises is kept in `faults`, the run told all the same), then
+        `then` (the pilot's heartbeat stopped), the same way."""
         if self._held is not None:
             raise RuntimeError("a record is held already: settle it first")
         raised: list[Exception] = []
@@ -76,12 +77,13 @@ class Behind:
             try:
                 return write()
             finally:
-                try:
-                    after()
-                except Exception as exc:
-                    raised.append(exc)
+                for step in (after, then):
+                    try:
+                        step()
+                    except Exception as exc:
+                        raised.append(exc)
 
-        self._held = _Held(writing=_WRITER.submit(written), then=then, after=raised)
+        self._held = _Held(writing=_WRITER.submit(written), after=raised)
 
     def running_row(self, write: Callable[[], None]) -> Future[None]:
         """A pilot's `running` row, begun now by a thread of its own (not after the
@@ -92,8 +94,8 @@ class Behind:
 
     def settle(self, *, wait: bool = True) -> None:
         """The held record written (but for `wait`, only one written already) and its
-        run told; what either raised, or what came `then`, is kept in `faults`. A Ctrl-C
-        meanwhile waits until it is done."""
+        run told; what either raised, or what came after the write, is kept in
+        `faults`. A Ctrl-C meanwhile waits until it is done."""
         with deferred_interrupts():
             held = self._held
             if held is None or not (wait or held.writing.done()):
@@ -105,10 +107,6 @@ class Behind:
             except Exception as exc:  # its `running` row alone stays: it reads as crashed
                 self.faults.append(exc)
             self.faults.extend(held.after)
-            try:
-                held.then()
-            except Exception as exc:
-                self.faults.append(exc)
             if run is not None:
                 self.tell(run)
 

@@ -473,7 +473,7 @@ def execute_plan(
     def hold(write: Callable[[], Run], after: Callable[[], None]) -> None:
         assert behind is not None and heart is not None
         behind.hold(write, then=heart.stop, after=after)  # its heartbeat goes on until
-        held.append(True)  # it is written
+        held.append(True)  # it is written, then is stopped by the record's thread
 
     def stage(name: str) -> None:
         assert heart is not None  # from the start (the pilot fails there without one)

@@ -2,10 +2,10 @@
 
 A pilot writes `<store>/heartbeats/<run_id>.json` (its stage, host, pid, start and
 last update, its label, and on Ray a token of the launch that runs it) when it starts,
-at each stage and every `interval()` seconds (5 by default, `$BENCHKIT_HEARTBEAT_S`),
-and removes it once its run is recorded. A run of another host whose heartbeat stopped
-for three intervals of the promised 10 s is taken as crashed
-(`benchkit.run.recovery`); `benchkit status` shows the stages, and a matrix on Ray
+at each stage (within `STAGE_SEEN_S`) and every `interval()` seconds (5 by default,
+`$BENCHKIT_HEARTBEAT_S`), and removes it once its run is recorded. A run of another
+host whose heartbeat stopped for three intervals of the promised 10 s is taken as
+crashed (`benchkit.run.recovery`); `benchkit status` shows the stages, and a matrix on Ray
 reads its own pilots' stages here (`benchkit.run.cluster`).
 """
 
@@ -28,6 +28,7 @@ from benchkit.store.atomic import replace_whole
 
 PROMISED_S = 10.0  # a heartbeat at least this often
 STALE_AFTER_S = 3 * PROMISED_S
+STAGE_SEEN_S = 0.1  # a stage told is beaten within this (Ray's launcher reads 4 a second)
 
 
 def interval() -> float:
@@ -107,9 +108,10 @@ class Heartbeat:
     """A pilot's heartbeat: written by the process's one beating thread (`_Beating`) as
     it starts, at each stage and every few seconds until `stop`. Nothing is written on
     the pilot's path (a write renamed over the last one can take milliseconds: ext4
-    writes the file out first), nor a thread started for it: a stage is told to the
-    thread, and whoever needs the first beat in the store (the pilot's `running` row,
-    which recovery reads beside it) waits for it (`first_written`)."""
+    writes the file out first), nor a thread started or woken for a stage: a stage is
+    left for the thread to see, and whoever needs the first beat in the store (the
+    pilot's `running` row, which recovery reads beside it) waits for it
+    (`first_written`)."""
 
     def __init__(self, store: Path, beat: Beat) -> None:
         self._store, self._beat = store, beat
@@ -142,9 +144,9 @@ class Heartbeat:
         return self._first.wait(timeout_s)
 
     def stage(self, name: str) -> None:
-        """The pilot's stage, beaten at once by the thread."""
+        """The pilot's stage, beaten by the thread within `STAGE_SEEN_S`."""
         self._stage = name
-        _BEATING.due_now(self)
+        self.due = 0.0  # after the stage: the thread reads it once it set the next due
 
     def stop(self) -> None:
         """No more beats; the file removed."""
@@ -158,9 +160,12 @@ class Heartbeat:
 class _Beating:
     """The process's one thread that writes its pilots' heartbeats, each when it is
     due, started with the first (a worker process of its own, a forked child: its
-    own). A stage told takes no lock the thread holds: the heart's next beat is due
-    at once, and the thread woken by a word put in its queue (C's own: neither a
-    lock of Python's to wait for, nor the GIL let go)."""
+    own), and woken by a word put in its queue as a heart is added. A stage told
+    takes no lock and wakes no thread: the heart's next beat is due at once, and the
+    thread, while it has hearts, looks every `STAGE_SEEN_S` for one due. (A thread
+    woken on the pilot's path can cost it its core: with both cores busy, 2 to 3% of
+    the beats that woke the thread took over 1 ms, up to the GIL's 5 ms switch
+    interval and beyond; none that woke none.)"""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # the hearts, and the thread
@@ -177,10 +182,6 @@ class _Beating:
                 thread.start()  # what cannot start raises here, and nothing is left
                 self._thread = thread
             self._hearts.append(heart)
-        self._woken.put(None)
-
-    def due_now(self, heart: Heartbeat) -> None:
-        heart.due = 0.0  # after the stage: the thread reads it once it set the next due
         self._woken.put(None)
 
     def remove(self, heart: Heartbeat) -> None:
@@ -205,8 +206,9 @@ class _Beating:
             due = [heart for heart, when in zip(hearts, dues, strict=True) if when <= now]
             if not due:
                 next_due = min(dues, default=None)
+                wait = None if next_due is None else min(next_due - now, STAGE_SEEN_S)
                 with contextlib.suppress(queue.Empty):
-                    self._woken.get(timeout=None if next_due is None else next_due - now)
+                    self._woken.get(timeout=wait)
                 continue
             for heart in due:
                 heart.due = now + interval()  # before its stage is read (`write`)
