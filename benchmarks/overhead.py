@@ -5,7 +5,7 @@ Runs `benchkit pilot`, each time the real command in a process of its own, timed
 from outside (its whole life, from its start to its exit), after a warm-up pilot in
 another store that builds the environment and the mirror:
 
-- batches of 8 demo pilots (four arms, two trials), five by default (`--batches`),
+- batches of 8 demo pilots (four arms, two trials), seven by default (`--batches`),
   each in a store of its own: the first pilot runs the checks at base, the others
   read them from the baseline cache. A batch's share moves by a point or two from
   one to the next on a machine this size (git's commands, the file system), so the
@@ -25,29 +25,31 @@ heartbeats, the cleanup, the printing, the compaction and the exit (a record wri
 by a thread of benchkit's beside the next pilot counts as long as that pilot waits
 for it, and on the path where it is written at once: the last pilot's).
 
-The floor, measured in the same run: an interpreter that imports polars and pyarrow
-(the libraries a Parquet store's writer and reader take; a pilot writes and reads its
-store by polars alone, and imports no pyarrow) and exits, timed from outside (7 runs
-taken in turns with the command's imports: beside a batch, which starts once, their
-median; beside the command's best start, their best), plus the git commands the batch ran,
-timed inside it: on the pilot's path (the main thread), each one's whole life; in a
+The floor, measured in the same run: an interpreter that imports polars and pyarrow (the
+libraries a Parquet store's writer and reader take; a pilot writes and reads its store
+by polars alone, and imports no pyarrow) and exits, timed from outside (7 runs taken in
+turns with the command's imports: beside a batch, which starts once, their median;
+beside the command's best start, their best; its starts taken between the batches, each
+right after a batch's exit, are printed, not judged). Plus the git commands the batch
+ran, timed inside it: on the pilot's path (the main thread), each one's whole life; in a
 thread of benchkit's (the first pilot's trees made while the store is read, the next
 pilot's while the checks run), each one's CPU time, which the checks running beside it
 do not stretch as they stretch its life (both are printed; and beside the verdict, the
-share over a floor of the git commands
-on the path alone, where what benchkit's threads run beside the checks counts nothing,
-as it costs the path nothing). What a Python tool that records runs and makes
-worktrees cannot go under. Targets: benchkit's own share of the demo batch at most 1
-point above the floor's; its own work in a pilot (wall less the bench's and the arm's,
-the median of the batches) under 0.2 s; a heartbeat's stage beat under 1 ms on the
-pilot's path, and, with both cores kept busy by processes that spin (`--load-beats`
-beats of a real heartbeat in a scratch store, the path's own work and a sleep between
-them: the load under which 1% of the beats that woke a thread took up to 5 ms), at
-most 2 in 1,000 over 1 ms; a command's start (python importing what `benchkit pilot`
-imports before its first pilot, set up first as `benchkit.__main__` sets it up)
-within 1.3x of the import floor; and under 1% of the long batch. Beside the command's
-imports, those of the libraries it needs (polars, click, pydantic) alone: what is left
-is benchkit's own modules.
+share over a floor of the git commands on the path alone, where what benchkit's threads
+run beside the checks counts nothing, as it costs the path nothing). What a Python tool
+that records runs and makes worktrees cannot go under. Targets: benchkit's own share of
+the demo batch at most 1 point above the floor's; its own work in a pilot (wall less the
+bench's and the arm's, the median of the batches) under 0.2 s; a heartbeat's stage beat
+under 1 ms on the pilot's path (its wall, less any time its thread waited on the run
+queue for a core, as the kernel's schedstat says: the scheduler's doing, which no beat
+can prevent; the wall is printed beside it), and, with both cores kept busy by processes
+that spin (`--load-beats` beats of a real heartbeat in a scratch store, the path's own
+work and a sleep between them: the load under which 1% of the beats that woke a thread
+took up to 5 ms), at most 2 in 1,000 over 1 ms; a command's start (python importing what
+`benchkit pilot` imports before its first pilot, set up first as `benchkit.__main__`
+sets it up) within 1.3x of the import floor; and under 1% of the long batch. Beside the
+command's imports, those of the libraries it needs (polars, click, pydantic) alone: what
+is left is benchkit's own modules.
 
     .venv/bin/python benchmarks/overhead.py [--arm ARM ...] [--trials N] [--batches N]
         [--long-s S] [--load-beats N] [--sandbox auto]
@@ -123,7 +125,7 @@ def _child(out: Path, argv: list[str]) -> None:
         return int(getattr(depth, "n", 0))
 
     pilots: list[dict[str, Any]] = []
-    beats: list[float] = []
+    beats: list[tuple[float, float]] = []  # each beat's wall, and that less its wait for a core
 
     def timed(function: Callable[..., Any], command: bool = False) -> Callable[..., Any]:
         """`function`, its time the bench's or the arm's; for a `command`, only the
@@ -226,10 +228,21 @@ def _child(out: Path, argv: list[str]) -> None:
     Arm.__init_subclass__ = classmethod(arm_kind)  # type: ignore[assignment,method-assign]
     stage = benchkit.store.heartbeat.Heartbeat.stage
 
+    def queued() -> float:
+        """This thread's seconds so far waiting for a core (the kernel's schedstat):
+        the scheduler's doing, not the thread's."""
+        try:
+            with open(f"/proc/self/task/{threading.get_native_id()}/schedstat") as said:
+                return int(said.read().split()[1]) / 1e9
+        except (OSError, IndexError, ValueError):
+            return 0.0
+
     def beat(self: Any, name: str) -> None:
+        waited = queued()
         started = time.perf_counter()
         stage(self, name)
-        beats.append(time.perf_counter() - started)
+        took = time.perf_counter() - started
+        beats.append((took, max(0.0, took - (queued() - waited))))
 
     benchkit.store.heartbeat.Heartbeat.stage = beat  # type: ignore[method-assign]
 
@@ -323,6 +336,14 @@ def _lives(*codes: str, repeat: int = 7) -> list[list[float]]:
     return [sorted(wall for wall, _ in taken) for taken in turns.all_runs(commands, repeat)]
 
 
+def _life(code: str) -> float:
+    """An interpreter's life that runs `code` and exits, from outside."""
+    import turns  # benchmarks/turns.py, beside this script
+
+    [[(wall, _)]] = turns.all_runs([[sys.executable, "-c", code]], 1)
+    return wall
+
+
 def _long_arm(folder: Path, seconds: float) -> Path:
     """A command arm that works `seconds` and changes nothing."""
     arm = folder / "long.toml"
@@ -347,7 +368,7 @@ def main() -> None:
     parser.add_argument(
         "--batches",
         type=lambda text: max(1, int(text)),
-        default=5,
+        default=7,
         help="demo batches (at least 1), judged by the median one",
     )
     parser.add_argument("--long-s", type=float, default=30.0, help="0: no long batch")
@@ -376,9 +397,12 @@ def main() -> None:
         argv = [*common, "--max-cost", "0.5", *[f"--arm={arm}" for arm in arms]]
         argv += ["--trials", str(args.trials)]
         batches = []  # each in a store of its own: the first pilot runs the baseline
+        between = []  # the floor's start, before each batch and after the last
         for n in range(args.batches):
+            between.append(_life(FLOOR_IMPORTS))
             store = ["--store", str(root / f"store-{n}")]
             batches.append(_batch([*argv, *store], root / f"batch-{n}.json"))
+        between.append(_life(FLOOR_IMPORTS))
         lives = _lives(FLOOR_IMPORTS, COMMAND_IMPORTS, LIBRARY_IMPORTS)
         long_said: tuple[float, dict[str, Any]] | None = None
         if args.long_s > 0:
@@ -389,7 +413,7 @@ def main() -> None:
     tally = Tally("overhead")
     floor_lives, (command, *_), (libraries, *_) = lives
     floor_best = floor_lives[0]  # beside the command's best, for its start
-    report(batches, floor_lives, args.sandbox, tally)
+    report(batches, between, floor_lives, args.sandbox, tally)
     pilot_own = statistics.median(_own(p) for _, said in batches for p in said["pilots"])
     met = tally.said(
         pilot_own < PILOT_OWN_S, f"own work in a pilot {pilot_own:.3f} s (< {PILOT_OWN_S} s)"
@@ -399,13 +423,17 @@ def main() -> None:
         f"(target < {PILOT_OWN_S} s: {met})"
     )
     beats = [beat for _, said in batches for beat in said["beats"]]
-    slowest = max(beats, default=0.0)
+    walls = [wall for wall, _ in beats]
+    slowest = max((mine for _, mine in beats), default=0.0)
     met = tally.said(
-        slowest < BEAT_S, f"slowest beat {slowest * 1000:.2f} ms (< {BEAT_S * 1000:.0f} ms)"
+        slowest < BEAT_S, f"slowest beat {slowest * 1000:.3f} ms (< {BEAT_S * 1000:.0f} ms)"
     )
     print(
         f"a stage's heartbeat on the pilot's path: {len(beats)} beats, the slowest "
-        f"{slowest * 1000:.3f} ms (target < {BEAT_S * 1000:.0f} ms: {met})"
+        f"{slowest * 1000:.3f} ms, less any time its thread waited for a core (target < "
+        f"{BEAT_S * 1000:.0f} ms: {met}); of their wall, the slowest "
+        f"{max(walls, default=0.0) * 1000:.3f} ms, {sum(w >= BEAT_S for w in walls)} over "
+        f"{BEAT_S * 1000:.0f} ms"
     )
     start = command / floor_best
     met = tally.said(start <= START_RATIO, f"a command's start {start:.2f}x (<= {START_RATIO}x)")
@@ -537,15 +565,19 @@ def figures(wall: float, said: dict[str, Any], floor: float) -> dict[str, float]
 
 def report(
     batches: list[tuple[float, dict[str, Any]]],
+    between: list[float],
     floor_lives: list[float],
     sandbox: str,
     tally: Tally,
 ) -> None:
     """Each demo batch's share against its floor, the median one's table, and the
     verdict on the median batch (told to `tally`). A batch starts its interpreter
-    once, so the floor's start is the median of its runs (`floor_lives`), not their
-    best: the best of 7 starts beside one start would charge benchkit with the
-    difference between a lucky start and a usual one."""
+    once, so the floor's start is the median of those taken in turns with the
+    command's imports (`floor_lives`, sorted), not their best: the best of 7 starts
+    beside one start would charge benchkit with the difference between a lucky start
+    and a usual one. Those taken between the batches (`between`: one before each, one
+    after the last, each right after a batch's exit) are printed beside it, not
+    judged: a start that follows a batch's exit is slower."""
     import statistics
 
     floor = statistics.median(floor_lives)
@@ -609,14 +641,22 @@ def report(
     )
     print(
         f"\nthe floor: python importing polars and pyarrow, start to exit, {floor:.3f} s "
-        f"(the median of {len(floor_lives)} starts, as a batch's start is one; the best "
-        f"{floor_lives[0]:.3f} s), and the git commands benchkit ran, "
+        f"(the median of {len(floor_lives)} starts taken in turns with the command's imports, "
+        f"as a batch's start is one; their best {floor_lives[0]:.3f} s), and the git commands "
+        f"benchkit ran, "
         f"{chosen['floor'] - floor:.3f} s: {chosen['floor'] / wall:.1%} of the batch"
     )
     at_best = sorted(figures(w, said, floor_lives[0])["over"] for w, said in batches)
     print(
         f"  with the floor's start at its best of {len(floor_lives)} instead: the median "
         f"batch {at_best[len(at_best) // 2] * 100:+.1f} points"
+    )
+    after = statistics.median(between)
+    at_after = sorted(figures(w, said, after)["over"] for w, said in batches)
+    print(
+        f"  the floor's start taken between the batches, each right after a batch's exit: "
+        f"the median of {len(between)} {after:.3f} s; with it, the median batch "
+        f"{at_after[len(at_after) // 2] * 100:+.1f} points (not judged)"
     )
     print(
         f"  git on the pilots' path {chosen['git_path']:.3f} s (their whole lives); in "
