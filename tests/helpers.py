@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -29,13 +30,23 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 NO_NODE = shutil.which("npm") is None or shutil.which("node") is None
 
 
+def noting_stand_in(program: str, folder: Path) -> tuple[Path, Path]:
+    """A folder to put first on PATH where `program` is a stand-in that notes its
+    arguments (a line a run) in a file, then runs the real one: (the folder, the file)."""
+    real = shutil.which(program)
+    assert real is not None, f"no {program} here"
+    bin_, said = folder / "bin", folder / f"{program}-said.txt"
+    bin_.mkdir()
+    (bin_ / program).write_text(f'#!/bin/sh\necho "$@" >> {said}\nexec {real} "$@"\n')
+    (bin_ / program).chmod(0o755)
+    return bin_, said
+
+
 def trash_gone() -> None:
     """What a `benchkit` process left in the cache's trash as it exited, removed: a
     command hands it to an `rm -rf` it does not wait for (see
     `benchkit.workspace.cache`), so a test that looks through the cache after one
     waits for that first."""
-    import time
-
     from benchkit.workspace.cache import TRASH, cache_dir
 
     trash = cache_dir() / TRASH

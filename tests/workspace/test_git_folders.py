@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import PATIENCE_S
+from tests.helpers import PATIENCE_S, noting_stand_in
 
 # a process that makes benchkit's own git folder (`reader`) with `git` a stand-in on
 # its PATH, having learned what `git init` writes there first, or not
@@ -33,12 +32,7 @@ def test_git_folders_learned_ahead_leave_a_pilots_trees_no_git_init(
     pilot's trees, which it waits for, then run no `git init` of their own (two side by
     side, 20 to 40 ms of its wait). Not learned, the first git folder runs one.
     `git` here is a stand-in that notes its arguments, then runs the real one."""
-    real = shutil.which("git")
-    assert real is not None
-    stand_in, said = tmp_path / "bin", tmp_path / "git-said.txt"
-    stand_in.mkdir()
-    (stand_in / "git").write_text(f'#!/bin/sh\necho "$@" >> {said}\nexec {real} "$@"\n')
-    (stand_in / "git").chmod(0o755)
+    stand_in, said = noting_stand_in("git", tmp_path)
     folder = tmp_path / "pilots"
     folder.mkdir()
     done = subprocess.run(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -12,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.workspace.cache import TRASH, cache_dir, discard, empty_trash, trash_emptied
-from tests.helpers import PATIENCE_S
+from tests.helpers import PATIENCE_S, noting_stand_in
 
 DEPTH = 3000
 FILES = 5000  # a folder whose removal outlasts the exit that follows its discard
@@ -75,12 +74,7 @@ def test_a_commands_exit_leaves_its_trash_to_rm_and_a_librarys_waits(
     pilot folder: 15 to 20 ms of every command's exit, issue 37). Benchkit used as a
     library removes it before its process ends. `rm` here is a stand-in that notes its
     arguments, then runs the real one."""
-    real = shutil.which("rm")
-    assert real is not None
-    bin_, said = tmp_path / "bin", tmp_path / "rm-said.txt"
-    bin_.mkdir()
-    (bin_ / "rm").write_text(f'#!/bin/sh\necho "$@" >> {said}\nexec {real} "$@"\n')
-    (bin_ / "rm").chmod(0o755)
+    bin_, said = noting_stand_in("rm", tmp_path)
     folder = tmp_path / "done-with"
     folder.mkdir()
     for n in range(FILES):
